@@ -1,0 +1,66 @@
+package org.mechspec.spec;
+
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.junit.jupiter.api.extension.InvocationInterceptor;
+import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
+import io.qameta.allure.Allure;
+
+/**
+ * Wraps every {@link Contract} invocation: labels it for Allure (epic = paper, feature = check, story = seed)
+ * and, when a seeded invocation ends (passed or not), publishes its {@link SeedRun} record as a report entry
+ * and attaches the metrics as JSON. The reporter turns those entries plus the outcomes into artifacts.
+ */
+public final class ContractExtension implements InvocationInterceptor {
+    /** Report-entry key of a property half, so its outcome counts towards its check. */
+    public static final String PROPERTY_KEY = "mechspec.property";
+
+    @Override
+    public void interceptTestTemplateMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                            ExtensionContext context) throws Throwable {
+        SeedRun run = null;
+        for (Object a : call.getArguments()) {
+            if (a instanceof SeedRun s) {
+                run = s;
+            }
+        }
+        if (run == null) {
+            property(invocation, call.getExecutable(), context);
+            return;
+        }
+        label(run.manifest().paper(), run.check(), "seed " + run.seed());
+        Allure.parameter("backend", run.backend().name());
+        Allure.parameter("seed", run.seed());
+        Allure.parameter("device", run.backend().device());
+        try {
+            invocation.proceed();
+        } finally {
+            String json = run.toJson();
+            context.publishReportEntry(SeedRun.ENTRY_KEY, json);
+            Allure.addAttachment("metrics", "application/json",
+                    new java.io.ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), ".json");
+        }
+    }
+
+    @Override
+    public void interceptTestMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
+                                    ExtensionContext context) throws Throwable {
+        property(invocation, call.getExecutable(), context);
+    }
+
+    private static void property(Invocation<Void> invocation, Method method, ExtensionContext context) throws Throwable {
+        Contract c = method.getAnnotation(Contract.class);
+        Manifest manifest = ManifestLoader.forPaper(c.paper());
+        manifest.check(c.check());
+        label(c.paper(), c.check(), "property");
+        context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
+        invocation.proceed();
+    }
+
+    private static void label(String paper, String check, String story) {
+        Allure.epic(paper);
+        Allure.feature(check);
+        Allure.story(story);
+    }
+}

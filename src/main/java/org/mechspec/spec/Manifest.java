@@ -1,0 +1,70 @@
+package org.mechspec.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * One paper's contract manifest ({@code contracts/<paper>.json}): what is checked, what is measured, and the
+ * static blocks of its artifact. Built only by {@link ManifestLoader}, which validates every field.
+ *
+ * @param file where it was read from, for messages
+ * @param artifact the artifact template (see {@code report.ArtifactRenderer})
+ * @param freeKeys JSON paths whose object keys are data (file names, split names), not layout
+ */
+public record Manifest(
+        String file,
+        String paper,
+        String arxivId,
+        String title,
+        List<Long> seeds,
+        Map<String, Check> checks,
+        Map<String, Metric> metrics,
+        List<Hypothesis> hypotheses,
+        String hypothesisCaveat,
+        List<String> sources,
+        String seedArtifact,
+        List<String> freeKeys,
+        JsonNode artifact,
+        JsonNode root) {
+
+    /** A declared check; {@code threshold} is NaN when the check is a plain yes/no. */
+    public record Check(String name, double threshold, String description) {
+    }
+
+    /** A declared metric and the drift tolerated against the committed reference: |a−b| ≤ abs + rel·|b|. */
+    public record Metric(String name, double abs, double rel) {
+        public boolean withinTolerance(double fresh, double reference) {
+            if (Double.isNaN(fresh) || Double.isNaN(reference)) {
+                return Double.isNaN(fresh) && Double.isNaN(reference);
+            }
+            return Math.abs(fresh - reference) <= abs + rel * Math.abs(reference);
+        }
+    }
+
+    /**
+     * A per-seed hypothesis {@code lhs < rhs} over two metrics; {@code sentence} names a violation, with
+     * {seed}, {lhs} and {rhs} filled in.
+     */
+    public record Hypothesis(String lhs, String rhs, String sentence) {
+        public boolean holds(double lhsValue, double rhsValue) {
+            return lhsValue < rhsValue;
+        }
+    }
+
+    public Check check(String name) {
+        Check c = checks.get(name);
+        if (c == null) {
+            throw new ManifestException(file + ": check '" + name + "' is not declared in 'checks'");
+        }
+        return c;
+    }
+
+    public Metric metric(String name) {
+        Metric m = metrics.get(name);
+        if (m == null) {
+            throw new ManifestException(file + ": metric '" + name + "' is not declared in 'metrics'");
+        }
+        return m;
+    }
+}

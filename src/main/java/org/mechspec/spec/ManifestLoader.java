@@ -1,0 +1,215 @@
+package org.mechspec.spec;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Reads and validates manifests. A malformed manifest is rejected with a message naming the file and field.
+ * Manifests come from {@code -Dmechspec.contracts.dir} when set, else from the classpath ({@code contracts/}).
+ */
+public final class ManifestLoader {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Map<String, Manifest> CACHE = new ConcurrentHashMap<>();
+
+    private ManifestLoader() {
+    }
+
+    /** The manifest of a paper, loaded once per JVM. */
+    public static Manifest forPaper(String paper) {
+        return CACHE.computeIfAbsent(paper, ManifestLoader::locate);
+    }
+
+    private static Manifest locate(String paper) {
+        String dir = System.getProperty("mechspec.contracts.dir", "");
+        if (!dir.isBlank()) {
+            Path p = Path.of(dir, paper + ".json");
+            if (!Files.isRegularFile(p)) {
+                throw new ManifestException(p + ": no manifest for paper '" + paper + "'");
+            }
+            return load(p);
+        }
+        String resource = "contracts/" + paper + ".json";
+        try (InputStream in = ManifestLoader.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in == null) {
+                throw new ManifestException(resource + ": no manifest for paper '" + paper + "' on the classpath");
+            }
+            return parse(resource, new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new ManifestException(resource + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+
+    /** Every manifest in a folder, sorted by file name. */
+    public static List<Manifest> loadAll(Path dir) {
+        List<Manifest> out = new ArrayList<>();
+        try (var files = Files.list(dir)) {
+            files.filter(p -> p.toString().endsWith(".json")).sorted().forEach(p -> out.add(load(p)));
+        } catch (IOException e) {
+            throw new ManifestException(dir + ": cannot list manifests: " + e.getMessage(), e);
+        }
+        return out;
+    }
+
+    public static Manifest load(Path file) {
+        try {
+            return parse(file.toString(), Files.readString(file));
+        } catch (IOException e) {
+            throw new ManifestException(file + ": cannot read: " + e.getMessage(), e);
+        }
+    }
+
+    public static Manifest parse(String file, String text) {
+        JsonNode root;
+        try {
+            root = JSON.readTree(text);
+        } catch (JsonProcessingException e) {
+            throw new ManifestException(file + ": invalid JSON at line " + e.getLocation().getLineNr() + ": "
+                    + e.getOriginalMessage(), e);
+        }
+        if (root == null || !root.isObject()) {
+            throw new ManifestException(file + ": the manifest must be a JSON object");
+        }
+        Fields f = new Fields(file, root);
+        String paper = f.string(root, "paper");
+        if (!paper.matches("[a-z0-9-]+")) {
+            throw new ManifestException(file + ": field 'paper' must be lower-case letters, digits and '-', got '" + paper + "'");
+        }
+        List<Long> seeds = new ArrayList<>();
+        JsonNode seedArray = f.array(root, "seeds");
+        if (seedArray.isEmpty()) {
+            throw new ManifestException(file + ": field 'seeds' must not be empty");
+        }
+        for (int i = 0; i < seedArray.size(); i++) {
+            if (!seedArray.get(i).canConvertToLong() || !seedArray.get(i).isIntegralNumber()) {
+                throw new ManifestException(file + ": field 'seeds[" + i + "]' must be an integer");
+            }
+            seeds.add(seedArray.get(i).asLong());
+        }
+        Map<String, Manifest.Check> checks = new LinkedHashMap<>();
+        JsonNode checkArray = f.array(root, "checks");
+        for (int i = 0; i < checkArray.size(); i++) {
+            JsonNode c = checkArray.get(i);
+            String at = "checks[" + i + "]";
+            String name = f.string(c, "name", at);
+            double threshold = c.has("threshold") ? f.number(c, "threshold", at) : Double.NaN;
+            if (checks.put(name, new Manifest.Check(name, threshold, f.string(c, "description", at))) != null) {
+                throw new ManifestException(file + ": field '" + at + ".name' repeats check '" + name + "'");
+            }
+        }
+        JsonNode defaults = root.path("default_tolerance");
+        double defAbs = defaults.isMissingNode() ? 0.0 : f.number(defaults, "abs", "default_tolerance");
+        double defRel = defaults.isMissingNode() ? 1e-9 : f.number(defaults, "rel", "default_tolerance");
+        Map<String, Manifest.Metric> metrics = new LinkedHashMap<>();
+        JsonNode metricArray = f.array(root, "metrics");
+        for (int i = 0; i < metricArray.size(); i++) {
+            JsonNode m = metricArray.get(i);
+            String at = "metrics[" + i + "]";
+            String name = f.string(m, "name", at);
+            JsonNode tol = m.path("tolerance");
+            double abs = tol.isMissingNode() ? defAbs : f.number(tol, "abs", at + ".tolerance");
+            double rel = tol.isMissingNode() ? defRel : f.number(tol, "rel", at + ".tolerance");
+            if (abs < 0 || rel < 0) {
+                throw new ManifestException(file + ": field '" + at + ".tolerance' must not be negative");
+            }
+            if (metrics.put(name, new Manifest.Metric(name, abs, rel)) != null) {
+                throw new ManifestException(file + ": field '" + at + ".name' repeats metric '" + name + "'");
+            }
+        }
+        List<Manifest.Hypothesis> hypotheses = new ArrayList<>();
+        JsonNode hyps = root.path("hypotheses");
+        if (!hyps.isMissingNode()) {
+            if (!hyps.isArray()) {
+                throw new ManifestException(file + ": field 'hypotheses' must be an array");
+            }
+            for (int i = 0; i < hyps.size(); i++) {
+                String at = "hypotheses[" + i + "]";
+                String lhs = f.string(hyps.get(i), "lhs", at);
+                String rhs = f.string(hyps.get(i), "rhs", at);
+                for (String side : List.of(lhs, rhs)) {
+                    if (!metrics.containsKey(side)) {
+                        throw new ManifestException(file + ": field '" + at + "' names undeclared metric '" + side + "'");
+                    }
+                }
+                hypotheses.add(new Manifest.Hypothesis(lhs, rhs, f.string(hyps.get(i), "sentence", at)));
+            }
+        }
+        String caveat = root.path("hypothesis_caveat").asText("");
+        f.string(root, "title");
+        f.object(root, "dataset");
+        f.object(root, "protocol");
+        f.object(root, "claim_policy");
+        f.array(root, "limitations");
+        List<String> sources = f.strings(root, "sources");
+        List<String> freeKeys = root.has("free_keys") ? f.strings(root, "free_keys") : List.of();
+        JsonNode artifact = f.object(root, "artifact");
+        String seedArtifact = root.path("seed_artifact").asText("");
+        return new Manifest(file, paper, root.path("arxiv_id").asText(""), root.get("title").asText(),
+                List.copyOf(seeds), checks, metrics, List.copyOf(hypotheses), caveat, sources, seedArtifact,
+                freeKeys, artifact, root);
+    }
+
+    /** Field accessors that throw with the file and field named. */
+    private record Fields(String file, JsonNode root) {
+        String string(JsonNode n, String field) {
+            return string(n, field, "");
+        }
+
+        String string(JsonNode n, String field, String at) {
+            JsonNode v = n.get(field);
+            if (v == null || !v.isTextual() || v.asText().isBlank()) {
+                throw new ManifestException(file + ": field '" + path(at, field) + "' must be a non-empty string");
+            }
+            return v.asText();
+        }
+
+        double number(JsonNode n, String field, String at) {
+            JsonNode v = n.get(field);
+            if (v == null || !v.isNumber()) {
+                throw new ManifestException(file + ": field '" + path(at, field) + "' must be a number");
+            }
+            return v.asDouble();
+        }
+
+        JsonNode array(JsonNode n, String field) {
+            JsonNode v = n.get(field);
+            if (v == null || !v.isArray()) {
+                throw new ManifestException(file + ": field '" + field + "' must be an array");
+            }
+            return v;
+        }
+
+        JsonNode object(JsonNode n, String field) {
+            JsonNode v = n.get(field);
+            if (v == null || !v.isObject()) {
+                throw new ManifestException(file + ": field '" + field + "' must be an object");
+            }
+            return v;
+        }
+
+        List<String> strings(JsonNode n, String field) {
+            JsonNode a = array(n, field);
+            List<String> out = new ArrayList<>();
+            for (int i = 0; i < a.size(); i++) {
+                if (!a.get(i).isTextual()) {
+                    throw new ManifestException(file + ": field '" + field + "[" + i + "]' must be a string");
+                }
+                out.add(a.get(i).asText());
+            }
+            return List.copyOf(out);
+        }
+
+        private static String path(String at, String field) {
+            return at.isEmpty() ? field : at + "." + field;
+        }
+    }
+}

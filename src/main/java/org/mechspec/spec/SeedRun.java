@@ -1,0 +1,124 @@
+package org.mechspec.spec;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.mechspec.compute.Backend;
+
+/**
+ * One seeded invocation of a contract: the seed, the backend to run on, and where its measurements go.
+ * Only manifest-declared metrics are accepted, and only finite numbers: an artifact never holds a NaN.
+ * The {@link ContractExtension} publishes what was recorded as a report entry when the invocation ends.
+ */
+public final class SeedRun {
+    /** Report-entry key of a seeded invocation's record. */
+    public static final String ENTRY_KEY = "mechspec.seed";
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final Manifest manifest;
+    private final String check;
+    private final long seed;
+    private final Backend backend;
+    private final Map<String, Object> metrics = new LinkedHashMap<>();
+    private final Map<String, Object> runtime = new LinkedHashMap<>();
+    private final Map<String, String> datasets = new LinkedHashMap<>();
+
+    public SeedRun(Manifest manifest, String check, long seed, Backend backend) {
+        manifest.check(check);
+        this.manifest = manifest;
+        this.check = check;
+        this.seed = seed;
+        this.backend = backend;
+    }
+
+    public long seed() {
+        return seed;
+    }
+
+    public Backend backend() {
+        return backend;
+    }
+
+    public Manifest manifest() {
+        return manifest;
+    }
+
+    public String check() {
+        return check;
+    }
+
+    /** The check's threshold from the manifest (so tests never restate it). */
+    public double threshold() {
+        double t = manifest.check(check).threshold();
+        if (Double.isNaN(t)) {
+            throw new ManifestException(manifest.file() + ": check '" + check + "' declares no 'threshold'");
+        }
+        return t;
+    }
+
+    public SeedRun metric(String name, double value) {
+        manifest.metric(name);
+        if (!Double.isFinite(value)) {
+            throw new IllegalStateException("metric '" + name + "' of seed " + seed + " is " + value + ": metrics must be finite");
+        }
+        put(metrics, name, value);
+        return this;
+    }
+
+    public SeedRun metric(String name, long value) {
+        manifest.metric(name);
+        put(metrics, name, value);
+        return this;
+    }
+
+    public SeedRun metric(String name, boolean value) {
+        manifest.metric(name);
+        put(metrics, name, value);
+        return this;
+    }
+
+    /** A measured runtime figure (wall time, bytes allocated): recorded, never compared for drift. */
+    public SeedRun runtime(String name, Object value) {
+        runtime.put(name, value);
+        return this;
+    }
+
+    /** The SHA-256 (hex) of the dataset bytes this run actually used, under a short name. */
+    public SeedRun dataset(String name, String sha256) {
+        datasets.put(name, sha256);
+        return this;
+    }
+
+    public Map<String, Object> metrics() {
+        return Collections.unmodifiableMap(metrics);
+    }
+
+    private void put(Map<String, Object> map, String name, Object value) {
+        Object previous = map.put(name, value);
+        if (previous != null && !previous.equals(value)) {
+            throw new IllegalStateException("metric '" + name + "' of seed " + seed + " recorded twice with different values: "
+                    + previous + " then " + value);
+        }
+    }
+
+    /** The record published to the platform (and read back by the reporter). */
+    public String toJson() {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("paper", manifest.paper());
+        n.put("check", check);
+        n.put("seed", seed);
+        n.put("backend", backend.name());
+        n.put("device", backend.device());
+        n.set("metrics", JSON.valueToTree(metrics));
+        n.set("runtime", JSON.valueToTree(runtime));
+        n.set("datasets", JSON.valueToTree(datasets));
+        return n.toString();
+    }
+
+    @Override
+    public String toString() {
+        return "seed " + seed + " [" + backend.name() + "]";
+    }
+}

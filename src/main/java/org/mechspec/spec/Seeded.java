@@ -1,0 +1,20 @@
+package org.mechspec.spec;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ArgumentsSource;
+
+/**
+ * The seeded half of a contract: one invocation per (backend, manifest seed), each receiving a {@link SeedRun}.
+ * {@code gpu = true} restricts it to the CUDA backend (skipped with the probe's reason when there is none).
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@ParameterizedTest(name = "{0}")
+@ArgumentsSource(SeedRunsProvider.class)
+public @interface Seeded {
+    boolean gpu() default false;
+}
