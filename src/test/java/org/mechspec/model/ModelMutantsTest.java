@@ -54,4 +54,23 @@ class ModelMutantsTest {
         assertThat(SafeTensorsTest.roundTripsBitIdentically(SafeTensorsTest.fp32Model(), dir, Mutant.WRITER_ROUNDS_TO_BF16))
                 .isFalse();
     }
+
+    @Test
+    void flippedRopeSignNoLongerMatchesTheFixtureRecord() throws java.io.IOException {
+        byte[] weights = java.nio.file.Files.readAllBytes(FixtureTest.DIR.resolve(Checkpoint.WEIGHTS_FILE));
+        assertThat(FixtureTest.matchesRecord(weights, Mutant.ROPE_SIGN_FLIPPED)).isFalse();
+    }
+
+    @Test
+    void oneFlippedWeightBitNoLongerMatchesTheFixtureRecord() throws java.io.IOException {
+        byte[] weights = java.nio.file.Files.readAllBytes(FixtureTest.DIR.resolve(Checkpoint.WEIGHTS_FILE));
+        weights[weights.length - 1] ^= 1;
+        assertThat(FixtureTest.matchesRecord(weights, Mutant.NONE)).isFalse();
+    }
+
+    @Test
+    void flippedRopeSignDepartsFromTheReferenceForward() {
+        Tensor[] logits = ReferenceForwardTest.modelAndReference(false, Mutant.ROPE_SIGN_FLIPPED);
+        assertThat(ModelChecks.forwardsAgree(logits[0], logits[1], ReferenceForwardTest.TOLERANCE)).isFalse();
+    }
 }
