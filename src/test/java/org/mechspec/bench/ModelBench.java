@@ -1,5 +1,9 @@
 package org.mechspec.bench;
 
+import java.io.File;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
@@ -99,6 +103,7 @@ public class ModelBench {
     }
 
     public static void main(String[] args) throws RunnerException {
+        exposeClasspathToForks();
         Collection<RunResult> results = new Runner(new OptionsBuilder().include(ModelBench.class.getName()).build()).run();
         double tokensPerBatch = (double) BATCH * fixtureConfig().maxPositionEmbeddings();
         double blocked = 0;
@@ -116,5 +121,23 @@ public class ModelBench {
         }
         System.out.printf("matmul %dx%dx%d: blocked %.2f GFLOP/s, naive %.2f GFLOP/s, ratio %.2f%n", M, K, N, blocked,
                 naive, blocked / naive);
+    }
+
+    /**
+     * Under {@code exec:java} the classes live in a class loader, not on java.class.path, which is what JMH gives
+     * its forked JVM; publish the loader's URLs there.
+     */
+    static void exposeClasspathToForks() {
+        if (Thread.currentThread().getContextClassLoader() instanceof URLClassLoader loader) {
+            StringBuilder cp = new StringBuilder();
+            for (URL url : loader.getURLs()) {
+                try {
+                    cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(Path.of(url.toURI()));
+                } catch (URISyntaxException e) {
+                    throw new IllegalStateException("unusable classpath entry " + url, e);
+                }
+            }
+            System.setProperty("java.class.path", cp.toString());
+        }
     }
 }
