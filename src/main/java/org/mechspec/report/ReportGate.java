@@ -62,6 +62,8 @@ public final class ReportGate {
             throw new IllegalStateException(findings.size() + " metric drift(s) against reports/ beyond the manifest tolerance"
                     + " (first: " + findings.get(0) + "); if the change is intended, rerun with -Dmechspec.updateReports=true");
         }
-        System.out.println("[mechspec] " + files.size() + " artifact(s) match reports/ within tolerance");
+        if (!update) {
+            System.out.println("[mechspec] " + files.size() + " artifact(s) checked against reports/: no drift beyond tolerance");
+        }
     }
 }

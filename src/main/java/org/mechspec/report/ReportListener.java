@@ -29,6 +29,34 @@ public final class ReportListener implements TestExecutionListener {
     private final Map<String, PaperRun> runs = new TreeMap<>();
     private final Map<String, Map<String, Boolean>> propertyOutcomes = new TreeMap<>();
 
+    /**
+     * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
+     * stale outcomes with this run's.
+     */
+    @Override
+    public void testPlanExecutionStarted(TestPlan plan) {
+        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda)\\.json");
+        clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
+                "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
+    }
+
+    private static void clear(Path dir, String namePattern) {
+        if (!java.nio.file.Files.isDirectory(dir)) {
+            return;
+        }
+        try (var files = java.nio.file.Files.list(dir)) {
+            for (Path p : (Iterable<Path>) files.filter(f -> f.getFileName().toString().matches(namePattern))::iterator) {
+                java.nio.file.Files.delete(p);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot clear stale files in " + dir, e);
+        }
+    }
+
+    private static Path outputDir() {
+        return Path.of(System.getProperty("mechspec.out", "target/mechspec/reports"));
+    }
+
     @Override
     public void reportingEntryPublished(TestIdentifier id, ReportEntry entry) {
         entry.getKeyValuePairs().forEach((key, value) -> {
@@ -70,7 +98,7 @@ public final class ReportListener implements TestExecutionListener {
         if (runs.isEmpty()) {
             return;
         }
-        Path out = Path.of(System.getProperty("mechspec.out", "target/mechspec/reports"));
+        Path out = outputDir();
         SourceFingerprints.Recorded fingerprints = SourceFingerprints.recorded();
         Map<String, String> devices = new TreeMap<>();
         for (PaperRun run : runs.values()) {
