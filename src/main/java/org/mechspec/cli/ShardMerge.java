@@ -52,7 +52,7 @@ final class ShardMerge {
             shards.add(new Shard(f, manifest, DiffCommand.runOf(manifest, f),
                     ArtifactContent.read(manifest, TemplatePositions.of(manifest.artifact()), f.json())));
         }
-        if (!reasons.isEmpty()) {
+        if (shards.isEmpty()) {
             throw new Refused(reasons);
         }
         Shard first = shards.get(0);
