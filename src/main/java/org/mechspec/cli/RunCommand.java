@@ -54,6 +54,10 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    /** What discovery scans and leaves out; tests narrow these to run their own fixture contracts. */
+    String scanPackage = "org.mechspec";
+    List<String> excludedTags = List.of("launcher-fixture");
+
     @Override
     public Integer call() {
         PrintWriter stdout = spec.commandLine().getOut();
@@ -114,8 +118,11 @@ final class RunCommand implements Callable<Integer> {
 
     private LauncherDiscoveryRequest request() {
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectPackage("org.mechspec"))
-                .filters(TagFilter.includeTags("contract"), TagFilter.excludeTags("launcher-fixture"));
+                .selectors(selectPackage(scanPackage))
+                .filters(TagFilter.includeTags("contract"));
+        if (!excludedTags.isEmpty()) {
+            b.filters(TagFilter.excludeTags(excludedTags));
+        }
         if (!papers.isEmpty()) {
             b.filters(TagFilter.includeTags(papers));
         }
