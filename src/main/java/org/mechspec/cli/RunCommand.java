@@ -146,10 +146,16 @@ final class RunCommand implements Callable<Integer> {
         @Override
         public void executionFinished(TestIdentifier id, TestExecutionResult result) {
             if (result.getStatus() == TestExecutionResult.Status.FAILED) {
-                String why = result.getThrowable().map(t -> String.valueOf(t.getMessage()).lines().findFirst().orElse("")).orElse("");
+                String why = result.getThrowable().map(t -> oneLine(String.valueOf(t.getMessage()))).orElse("");
                 out.println("FAILED " + name(id) + ": " + why);
                 out.flush();
             }
+        }
+
+        /** AssertJ messages span lines ("[what] Expecting actual: 43 to be less than: 43"): one line, shortened. */
+        private static String oneLine(String message) {
+            String line = message.replaceAll("\\s+", " ").strip();
+            return line.length() <= 240 ? line : line.substring(0, 237) + "...";
         }
 
         private String name(TestIdentifier id) {
