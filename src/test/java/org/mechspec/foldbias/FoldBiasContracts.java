@@ -4,8 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
+import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.Manifest;
@@ -66,18 +69,29 @@ class FoldBiasContracts {
         return manifest.check(check).threshold();
     }
 
+    /**
+     * Property half of a roundoff-level check: its predicate at max(threshold, 64·eps·S) on every generated
+     * problem, S the problem's own rounding scale (see {@link PropertyTolerance}).
+     */
+    private static void roundoffProperty(String check, ToDoubleFunction<FoldBiasRun> scale,
+                                         BiPredicate<FoldBiasMetrics, Double> holds,
+                                         ToDoubleFunction<FoldBiasMetrics> measured) {
+        double threshold = threshold(check);
+        FoldBiasProblems.forAllProblems(p -> {
+            FoldBiasRun r = p.run();
+            double tol = PropertyTolerance.of(threshold, scale.applyAsDouble(r));
+            FoldBiasMetrics m = FoldBiasMetrics.of(r);
+            assertThat(holds.test(m, tol)).as("%s: %s within %s", check, measured.applyAsDouble(m), tol).isTrue();
+        });
+    }
+
     // rank_one_logit_identity_reference
 
     @Contract(paper = PAPER, check = "rank_one_logit_identity_reference")
     @Test
     void rankOneLogitIdentityProperty() {
-        double threshold = threshold("rank_one_logit_identity_reference");
-        FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasRun r = p.run();
-            double tol = PropertyTolerance.of(threshold, PropertyTolerance.logitScale(r));
-            assertThat(Checks.rankOneLogitIdentity(FoldBiasMetrics.of(r), tol))
-                    .as("logit identity error %s within %s", FoldBiasMetrics.of(r).logitIdentityError(), tol).isTrue();
-        });
+        roundoffProperty("rank_one_logit_identity_reference", PropertyTolerance::logitScale, Checks::rankOneLogitIdentity,
+                FoldBiasMetrics::logitIdentityError);
     }
 
     @Contract(paper = PAPER, check = "rank_one_logit_identity_reference")
@@ -93,14 +107,8 @@ class FoldBiasContracts {
     @Contract(paper = PAPER, check = "context_projection_mean_constraint")
     @Test
     void contextProjectionMeanProperty() {
-        double threshold = threshold("context_projection_mean_constraint");
-        FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasRun r = p.run();
-            double tol = PropertyTolerance.of(threshold, PropertyTolerance.projectionScale(r));
-            FoldBiasMetrics m = FoldBiasMetrics.of(r);
-            assertThat(Checks.contextProjectionMean(m, tol))
-                    .as("projection mean error %s within %s", m.projectionMeanError(), tol).isTrue();
-        });
+        roundoffProperty("context_projection_mean_constraint", PropertyTolerance::projectionScale, Checks::contextProjectionMean,
+                FoldBiasMetrics::projectionMeanError);
     }
 
     @Contract(paper = PAPER, check = "context_projection_mean_constraint")
@@ -116,14 +124,8 @@ class FoldBiasContracts {
     @Contract(paper = PAPER, check = "ridge_constrained_kkt_reference")
     @Test
     void kktReferenceProperty() {
-        double threshold = threshold("ridge_constrained_kkt_reference");
-        FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasRun r = p.run();
-            double tol = PropertyTolerance.of(threshold, PropertyTolerance.kktScale(r));
-            FoldBiasMetrics m = FoldBiasMetrics.of(r);
-            assertThat(Checks.kktMatchesReference(m, tol))
-                    .as("KKT vs closed form %s within %s", m.kktReferenceError(), tol).isTrue();
-        });
+        roundoffProperty("ridge_constrained_kkt_reference", PropertyTolerance::kktScale, Checks::kktMatchesReference,
+                FoldBiasMetrics::kktReferenceError);
     }
 
     @Contract(paper = PAPER, check = "ridge_constrained_kkt_reference")
@@ -161,14 +163,8 @@ class FoldBiasContracts {
     @Contract(paper = PAPER, check = "rounded_value_fit_normal_equations")
     @Test
     void valueNormalEquationsProperty() {
-        double threshold = threshold("rounded_value_fit_normal_equations");
-        FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasRun r = p.run();
-            double tol = PropertyTolerance.of(threshold, PropertyTolerance.normalEquationScale(r));
-            FoldBiasMetrics m = FoldBiasMetrics.of(r);
-            assertThat(Checks.valueNormalEquations(m, tol))
-                    .as("normal equation residual %s within %s", m.valueNormalEquationError(), tol).isTrue();
-        });
+        roundoffProperty("rounded_value_fit_normal_equations", PropertyTolerance::normalEquationScale, Checks::valueNormalEquations,
+                FoldBiasMetrics::valueNormalEquationError);
     }
 
     @Contract(paper = PAPER, check = "rounded_value_fit_normal_equations")
@@ -213,7 +209,7 @@ class FoldBiasContracts {
         FoldBiasProblems.forAllCompactingProblems(p -> {
             FoldBiasRun offline = p.run();
             FoldBiasInputs onSubspace = FoldBiasProblems.onFoldSubspace(p, offline.direction());
-            FoldBiasMetrics m = FoldBiasMetrics.of(new FoldBias(org.mechspec.compute.CpuBackend.INSTANCE).run(onSubspace));
+            FoldBiasMetrics m = FoldBiasMetrics.of(new FoldBias(CpuBackend.INSTANCE).run(onSubspace));
             assertThat(Checks.droppingBiasMatters(m, factor))
                     .as("drop error %s >= %s x folded error %s", m.dropBiasOutputError(), factor, m.foldedOutputError())
                     .isTrue();
