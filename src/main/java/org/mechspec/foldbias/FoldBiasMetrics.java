@@ -1,5 +1,7 @@
 package org.mechspec.foldbias;
 
+import org.mechspec.compute.HalfFloat;
+
 /**
  * The measured quantities of one run (DESIGN §6), computed from the run's arrays.
  *
@@ -68,7 +70,7 @@ public record FoldBiasMetrics(double logitIdentityError, double projectionMeanEr
         long offGrid = 0;
         long changed = 0;
         for (int i = 0; i < r.refitKeys().length; i++) {
-            offGrid += org.mechspec.compute.HalfFloat.isHalfRepresentable(r.refitKeys()[i]) ? 0 : 1;
+            offGrid += HalfFloat.isHalfRepresentable(r.refitKeys()[i]) ? 0 : 1;
             changed += r.refitKeys()[i] != r.foldedKeys()[i] ? 1 : 0;
         }
         long negative = 0;

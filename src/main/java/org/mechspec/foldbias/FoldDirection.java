@@ -1,5 +1,6 @@
 package org.mechspec.foldbias;
 
+import java.util.Arrays;
 import org.ejml.data.DMatrixRMaj;
 import org.ejml.dense.row.NormOps_DDRM;
 import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
@@ -23,7 +24,7 @@ final class FoldDirection {
         double[] mean = meanRow(a, rows, d);
         double[] columnSums = Dense.transposedTimes(a, rows, d, ones(rows));
         if (mutant == Mutant.DROP_MEAN_CONSTRAINT) {
-            return ridge(gram, d, lambda, columnSums);
+            return solveRidge(gram, d, lambda, columnSums); // the plain ridge fit H⁻¹Aᵀ1
         }
         int size = d + 1;
         DMatrixRMaj m = kktMatrix(gram, mean, d, mutant == Mutant.KKT_RIDGE_NOT_DOUBLED ? lambda / 2 : lambda);
@@ -90,11 +91,6 @@ final class FoldDirection {
         return u;
     }
 
-    /** The unconstrained ridge fit H⁻¹Aᵀ1 (used only by a mutant). */
-    private static double[] ridge(double[] gram, int d, double lambda, double[] columnSums) {
-        return solveRidge(gram, d, lambda, columnSums);
-    }
-
     /** x with (AᵀA + λI)·x = rhs, by Cholesky. */
     private static double[] solveRidge(double[] gram, int d, double lambda, double[] rhs) {
         DMatrixRMaj h = DMatrixRMaj.wrap(d, d, gram.clone());
@@ -126,7 +122,7 @@ final class FoldDirection {
 
     private static double[] ones(int n) {
         double[] o = new double[n];
-        java.util.Arrays.fill(o, 1.0);
+        Arrays.fill(o, 1.0);
         return o;
     }
 

@@ -1,6 +1,7 @@
 package org.mechspec.foldbias;
 
 import org.ejml.data.DMatrixRMaj;
+import org.ejml.dense.row.factory.DecompositionFactory_DDRM;
 import org.ejml.dense.row.factory.LinearSolverFactory_DDRM;
 import org.ejml.interfaces.linsol.LinearSolverDense;
 
@@ -36,7 +37,7 @@ final class LeastSquares {
 
     /** Whether QR is safe: the column-pivoted QR rank equals the column count. */
     private static boolean fullColumnRank(DMatrixRMaj a) {
-        var qrp = org.ejml.dense.row.factory.DecompositionFactory_DDRM.qrp(a.numRows, a.numCols);
+        var qrp = DecompositionFactory_DDRM.qrp(a.numRows, a.numCols);
         if (!qrp.decompose(a.copy())) {
             return false;
         }

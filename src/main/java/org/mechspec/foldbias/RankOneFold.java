@@ -1,6 +1,7 @@
 package org.mechspec.foldbias;
 
 import org.mechspec.compute.Backend;
+import org.mechspec.compute.Finite;
 
 /**
  * The rank-one fold K_f = C_k + β·uᵀ (fp64): row j of the folded keys is C_k[j] + β_j·u. Every element is one
@@ -33,8 +34,8 @@ public interface RankOneFold {
             throw new IllegalArgumentException("fold shapes: C_k has " + compactKeys.length + " (needs " + (long) t * d
                     + "), beta " + beta.length + " (needs " + t + "), u " + u.length + " (needs " + d + ")");
         }
-        org.mechspec.compute.Finite.require("C_k", compactKeys);
-        org.mechspec.compute.Finite.require("beta", beta);
-        org.mechspec.compute.Finite.require("u", u);
+        Finite.require("C_k", compactKeys);
+        Finite.require("beta", beta);
+        Finite.require("u", u);
     }
 }
