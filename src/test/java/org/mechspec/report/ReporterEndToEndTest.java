@@ -14,14 +14,14 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherFactory;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 
 /**
- * Runs a small contract class through a real JUnit Platform launcher (the listener is picked up by
- * ServiceLoader, as under Maven) and reads the artifact it writes: metrics, failed checks as false,
+ * Runs a small contract class through a real JUnit Platform launcher with the reporter's listener and reads the artifact it writes: metrics, failed checks as false,
  * property-half failures, negative results, aggregates, and the Allure environment.
  */
 @Tag("platform")
@@ -45,8 +45,10 @@ class ReporterEndToEndTest {
             System.setProperty(k, v);
         });
         try {
-            LauncherFactory.create().execute(LauncherDiscoveryRequestBuilder.request()
-                    .selectors(selectClass(SelfTestContracts.class)).build());
+            // Only our listener: Allure's would write the fixture's deliberate failures into the real report.
+            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
+                            .addTestExecutionListeners(new ReportListener()).build())
+                    .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(SelfTestContracts.class)).build());
         } finally {
             saved.forEach((k, v) -> {
                 if (v == null) {
