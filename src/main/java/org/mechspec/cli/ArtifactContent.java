@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.function.Predicate;
 import org.mechspec.report.PaperRun;
 import org.mechspec.spec.Manifest;
 
@@ -23,6 +24,8 @@ final class ArtifactContent {
     final Map<Long, Map<String, Object>> metrics = new LinkedHashMap<>();
     /** seed → check → outcome. */
     final Map<Long, Map<String, Boolean>> checks = new LinkedHashMap<>();
+    /** seed → where its per-seed entry was read, for messages. */
+    final Map<Long, JsonPath> seedOrigin = new LinkedHashMap<>();
     /** "seed/name" → where the value was read, for messages. */
     final Map<String, JsonPath> origin = new LinkedHashMap<>();
     final List<Finding> findings = new ArrayList<>();
@@ -31,27 +34,56 @@ final class ArtifactContent {
     String jvm = "";
     String commit = "";
     final Map<String, String> sources = new TreeMap<>();
+    /** Whether a value's absence is a finding (a seed file need not have what our template adds to its layout). */
+    private final Predicate<JsonPath> required;
 
-    private ArtifactContent(Manifest manifest) {
+    private ArtifactContent(Manifest manifest, Predicate<JsonPath> required) {
         this.manifest = manifest;
+        this.required = required;
     }
 
     static ArtifactContent read(Manifest manifest, TemplatePositions template, JsonNode artifact) {
-        ArtifactContent c = new ArtifactContent(manifest);
-        List<Long> listed = c.listedSeeds(template, artifact);
+        return read(manifest, template, artifact, path -> true);
+    }
+
+    static ArtifactContent read(Manifest manifest, TemplatePositions template, JsonNode artifact, Predicate<JsonPath> required) {
+        ArtifactContent c = new ArtifactContent(manifest, required);
+        Map<JsonPath, List<Long>> listed = c.listedSeeds(template, artifact);
+        List<Long> hint = listed.isEmpty() ? null : listed.values().iterator().next();
+        JsonPath firstArray = null;
+        List<Long> firstOrder = null;
         for (TemplatePositions.PerSeed p : template.perSeed) {
-            c.readPerSeed(p, artifact, listed);
+            List<Long> order = c.readPerSeed(p, artifact, hint);
+            if (order == null) {
+                continue;
+            }
+            if (firstOrder == null) {
+                firstArray = p.array();
+                firstOrder = order;
+            } else if (!order.equals(firstOrder)) {
+                c.findings.add(Finding.at(p.array(), "holds seeds " + order + " but " + firstArray + " holds " + firstOrder));
+            }
         }
-        if (listed != null) {
-            c.seeds.clear();
-            c.seeds.addAll(listed);
+        // The per-seed arrays hold the data; every seed list the template places must name the same seeds.
+        JsonPath reference = firstArray;
+        List<Long> seeds = firstOrder != null ? firstOrder : hint;
+        for (Map.Entry<JsonPath, List<Long>> e : listed.entrySet()) {
+            if (reference == null) {
+                reference = e.getKey();
+            } else if (!e.getValue().equals(seeds)) {
+                c.findings.add(Finding.at(e.getKey(), "lists seeds " + e.getValue() + " but " + reference + " holds " + seeds));
+            }
+        }
+        if (firstOrder == null && hint != null) {
+            c.seeds.addAll(hint);
         }
         c.readFacts(template, artifact);
         return c;
     }
 
-    /** The artifact's {@code $seeds} array, or null when the template has none. */
-    private List<Long> listedSeeds(TemplatePositions template, JsonNode artifact) {
+    /** Every {@code $seeds} array of the artifact, by path. */
+    private Map<JsonPath, List<Long>> listedSeeds(TemplatePositions template, JsonNode artifact) {
+        Map<JsonPath, List<Long>> lists = new LinkedHashMap<>();
         for (TemplatePositions.Position p : template.top("$seeds")) {
             JsonNode a = p.path().in(artifact);
             if (a.isMissingNode()) {
@@ -67,17 +99,18 @@ final class ArtifactContent {
             }
             if (!a.isArray() || out.size() != a.size()) {
                 findings.add(Finding.at(p.path(), "expected an array of integer seeds, got " + a));
-                continue;
+            } else {
+                lists.put(p.path(), out);
             }
-            return out;
         }
-        return null;
+        return lists;
     }
 
-    private void readPerSeed(TemplatePositions.PerSeed p, JsonNode artifact, List<Long> listed) {
+    /** Reads one {@code $each_seed} array; returns its seeds in order, or null when it is absent. */
+    private List<Long> readPerSeed(TemplatePositions.PerSeed p, JsonNode artifact, List<Long> listed) {
         JsonNode array = p.array().in(artifact);
         if (!array.isArray()) {
-            return; // the layout check names a missing or mistyped array
+            return null; // the layout check names a missing or mistyped array
         }
         List<Long> order = new ArrayList<>();
         Map<Integer, Set<String>> starNames = new LinkedHashMap<>();
@@ -99,15 +132,18 @@ final class ArtifactContent {
             order.add(seed);
             if (!seeds.contains(seed)) {
                 seeds.add(seed);
+                seedOrigin.put(seed, seedPath(p, at));
             }
             for (TemplatePositions.Position f : p.fields()) {
                 readField(seed, f, element, at, starNames.computeIfAbsent(i, k -> new LinkedHashSet<>()));
             }
         }
-        if (listed != null && !order.equals(listed)) {
-            findings.add(Finding.at(p.array(), "holds seeds " + order + " but the artifact lists seeds " + listed));
-        }
         reportMetricsMissingOnSomeSeeds(p, starNames);
+        return order;
+    }
+
+    private static JsonPath seedPath(TemplatePositions.PerSeed p, JsonPath element) {
+        return p.fields().stream().filter(f -> f.form().equals("$seed")).map(f -> element.append(f.path())).findFirst().orElse(element);
     }
 
     private Long seedOf(TemplatePositions.PerSeed p, JsonNode element, JsonPath at, int i, List<Long> listed) {
@@ -137,7 +173,7 @@ final class ArtifactContent {
         switch (f.form()) {
             case "$metrics": {
                 if (!n.isObject()) {
-                    findings.add(Finding.at(path, n.isMissingNode() ? "missing (per-seed metrics)" : "expected object, got " + JsonPath.type(n)));
+                    missingOrMistyped(path, n, "per-seed metrics");
                     return;
                 }
                 boolean all = f.arg().isTextual() && f.arg().asText().equals("*");
@@ -150,7 +186,7 @@ final class ArtifactContent {
                 }
                 for (String name : names) {
                     if (!n.has(name)) {
-                        findings.add(Finding.at(path.key(name), "missing (listed in the manifest's template)"));
+                        missing(path.key(name), "listed in the manifest's template");
                     } else {
                         put(seed, name, n.get(name), path.key(name), all);
                     }
@@ -160,14 +196,14 @@ final class ArtifactContent {
             case "$metric":
             case "$check":
                 if (n.isMissingNode()) {
-                    findings.add(Finding.at(path, "missing (" + f.form() + " " + f.arg().asText() + ")"));
+                    missing(path, f.form() + " " + f.arg().asText());
                 } else {
                     put(seed, f.arg().asText(), n, path, false);
                 }
                 return;
             case "$checks":
                 if (!n.isObject()) {
-                    findings.add(Finding.at(path, n.isMissingNode() ? "missing (per-seed checks)" : "expected object, got " + JsonPath.type(n)));
+                    missingOrMistyped(path, n, "per-seed checks");
                     return;
                 }
                 n.fields().forEachRemaining(e -> {
@@ -188,6 +224,20 @@ final class ArtifactContent {
                 jvm = jvm.isEmpty() ? n.asText("") : jvm;
                 return;
             default:
+        }
+    }
+
+    private void missing(JsonPath path, String what) {
+        if (required.test(path)) {
+            findings.add(Finding.at(path, "missing (" + what + ")"));
+        }
+    }
+
+    private void missingOrMistyped(JsonPath path, JsonNode n, String what) {
+        if (n.isMissingNode()) {
+            missing(path, what);
+        } else {
+            findings.add(Finding.at(path, "expected object, got " + JsonPath.type(n)));
         }
     }
 
@@ -244,7 +294,8 @@ final class ArtifactContent {
                 if (!names.contains(name) && manifest.metrics().containsKey(name)) {
                     JsonPath at = p.array().index(i);
                     p.fields().stream().filter(f -> f.form().equals("$metrics")).findFirst()
-                            .ifPresent(f -> findings.add(Finding.at(at.append(f.path()).key(name), "missing, though other seeds record it")));
+                            .map(f -> at.append(f.path()).key(name)).filter(required)
+                            .ifPresent(path -> findings.add(Finding.at(path, "missing, though other seeds record it")));
                 }
             }
         });

@@ -7,10 +7,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import org.mechspec.data.DataFiles;
 import org.mechspec.report.ClaimPolicy;
 import org.mechspec.report.LayoutCheck;
@@ -30,6 +30,11 @@ final class ArtifactValidator {
     private final Manifest manifest;
     private final TemplatePositions template;
     private final JsonNode artifact;
+    /** The paper's seed file, or null when the manifest names none. */
+    private final JsonNode seedLayout;
+    /** Artifacts mechspec rendered carry everything the template places; a seed file only its own layout. */
+    private final boolean rendered;
+    private final Set<String> seedPaths;
     private final ArtifactContent content;
     private final List<Finding> findings = new ArrayList<>();
 
@@ -37,7 +42,15 @@ final class ArtifactValidator {
         this.manifest = manifest;
         this.template = TemplatePositions.of(manifest.artifact());
         this.artifact = artifact;
-        this.content = ArtifactContent.read(manifest, template, artifact);
+        this.seedLayout = manifest.seedArtifact().isBlank() ? null : seedLayout(manifest);
+        this.rendered = artifact.has("mechspec");
+        this.seedPaths = seedLayout == null ? Set.of() : LayoutCheck.paths(seedLayout, manifest.freeKeys()).keySet();
+        this.content = ArtifactContent.read(manifest, template, artifact, this::required);
+    }
+
+    /** Whether a missing value at this path is a finding: always in our artifacts, in a seed file where its layout has it. */
+    private boolean required(JsonPath path) {
+        return rendered || seedLayout == null || seedPaths.contains(path.layoutPath());
     }
 
     /** Every finding, in rule order, without repeats. */
@@ -51,14 +64,62 @@ final class ArtifactValidator {
         v.hypotheses();
         v.provenance();
         v.mechspecBlock();
-        return List.copyOf(new LinkedHashSet<>(v.findings));
+        // One line per problem: a path reported missing by two rules is reported once, by the first.
+        Map<String, Finding> unique = new java.util.LinkedHashMap<>();
+        for (Finding f : v.findings) {
+            unique.putIfAbsent(f.path() + ": " + (f.message().startsWith("missing") ? "missing" : f.message()), f);
+        }
+        return List.copyOf(unique.values());
     }
 
+    /** The seed file's key paths and types; for our artifacts, and without a seed file, also the template's. */
     private void layout() {
-        JsonNode reference = manifest.seedArtifact().isBlank() ? template.skeleton : seedLayout(manifest);
-        for (String f : LayoutCheck.compare(reference, artifact, manifest.freeKeys())) {
+        List<String> found = new ArrayList<>();
+        if (seedLayout != null) {
+            found.addAll(LayoutCheck.compare(seedLayout, artifact, manifest.freeKeys()));
+        }
+        if (seedLayout == null || rendered) {
+            found.addAll(LayoutCheck.compare(template.skeleton, artifact, manifest.freeKeys()));
+        }
+        Set<String> reported = new java.util.HashSet<>();
+        for (String f : found) {
             int colon = f.indexOf(": ");
             findings.add(new Finding(f.substring(0, colon), f.substring(colon + 2), false));
+            reported.add(f.substring(0, colon));
+        }
+        perSeedElementLayout(reported);
+    }
+
+    /**
+     * The layout check merges array elements ({@code per_seed[]}); here every element of a per-seed array must have
+     * each path and type the reference gives its elements, so one seed's missing or retyped entry is named too.
+     */
+    private void perSeedElementLayout(Set<String> reported) {
+        Map<String, String> want = new java.util.TreeMap<>();
+        if (seedLayout != null) {
+            want.putAll(LayoutCheck.paths(seedLayout, manifest.freeKeys()));
+        }
+        if (seedLayout == null || rendered) {
+            want.putAll(LayoutCheck.paths(template.skeleton, manifest.freeKeys()));
+        }
+        for (TemplatePositions.PerSeed p : template.perSeed) {
+            JsonNode array = p.array().in(artifact);
+            String prefix = p.array().layoutPath() + "[].";
+            for (int i = 0; i < array.size(); i++) {
+                Map<String, String> have = LayoutCheck.paths(array.get(i), List.of());
+                JsonPath at = p.array().index(i);
+                want.forEach((path, type) -> {
+                    if (!path.startsWith(prefix) || reported.contains(path)) {
+                        return;
+                    }
+                    String got = have.get(path.substring(prefix.length()));
+                    if (got == null) {
+                        findings.add(new Finding(at + "." + path.substring(prefix.length()), "missing (reference has " + type + ")", false));
+                    } else if (!got.equals(type) && !got.contains(type)) {
+                        findings.add(new Finding(at + "." + path.substring(prefix.length()), "expected " + type + ", got " + got, false));
+                    }
+                });
+            }
         }
     }
 
@@ -84,7 +145,8 @@ final class ArtifactValidator {
         JsonPath at = template.top("$seeds").stream().map(TemplatePositions.Position::path).findFirst().orElse(JsonPath.ROOT);
         for (long seed : content.seeds) {
             if (!manifest.seeds().contains(seed)) {
-                findings.add(Finding.at(at, "seed " + seed + " is not a seed of " + manifest.paper() + " " + manifest.seeds()));
+                findings.add(Finding.at(content.seedOrigin.getOrDefault(seed, at), "seed " + seed + " is not a seed of "
+                        + manifest.paper() + " " + manifest.seeds()));
             }
         }
         if (content.seeds.isEmpty()) {
@@ -112,8 +174,11 @@ final class ArtifactValidator {
                 }
                 JsonNode stats = block.path(name);
                 if (!stats.isObject()) {
-                    findings.add(Finding.at(p.path().key(name), stats.isMissingNode()
-                            ? "missing (aggregate over " + xs.size() + " seeds)" : "expected object, got " + JsonPath.type(stats)));
+                    if (!stats.isMissingNode()) {
+                        findings.add(Finding.at(p.path().key(name), "expected object, got " + JsonPath.type(stats)));
+                    } else if (required(p.path().key(name))) {
+                        findings.add(Finding.at(p.path().key(name), "missing (aggregate over " + xs.size() + " seeds)"));
+                    }
                     continue;
                 }
                 p.arg().path("stats").forEach(s -> compare(p.path().key(name).key(s.asText()), s.asText(), xs));
@@ -140,7 +205,9 @@ final class ArtifactValidator {
         JsonNode got = at.in(artifact);
         double want = statistic(stat, xs);
         if (got.isMissingNode()) {
-            findings.add(Finding.at(at, "missing (" + stat + " over " + xs.size() + " seeds is " + want + ")"));
+            if (required(at)) {
+                findings.add(Finding.at(at, "missing (" + stat + " over " + xs.size() + " seeds is " + want + ")"));
+            }
         } else if (!got.isNumber()) {
             findings.add(Finding.at(at, "expected number, got " + JsonPath.type(got)));
         } else if (!close(got.asDouble(), want)) {
@@ -234,6 +301,9 @@ final class ArtifactValidator {
     }
 
     private void requireFact(JsonPath at, String form, JsonNode n) {
+        if (n.isMissingNode() && !required(at)) {
+            return;
+        }
         boolean present = form.equals("$sources") ? n.isObject() && n.size() > 0 : n.isTextual() && !n.asText().isBlank();
         if (!present) {
             findings.add(Finding.at(at, "provenance (" + form + ") is " + (n.isMissingNode() ? "missing" : "empty or not "

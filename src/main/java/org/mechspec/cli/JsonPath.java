@@ -51,6 +51,11 @@ record JsonPath(List<Object> segments) {
         return b.length() == 0 ? "(root)" : b.toString();
     }
 
+    /** The path as LayoutCheck names it: every array index written {@code []}. */
+    String layoutPath() {
+        return toString().replaceAll("\\[\\d+]", "[]");
+    }
+
     /** JSON type names as LayoutCheck writes them. */
     static String type(JsonNode n) {
         if (n.isMissingNode()) {

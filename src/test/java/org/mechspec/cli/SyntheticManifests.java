@@ -28,7 +28,7 @@ final class SyntheticManifests {
     static Path write(Path dir) {
         try {
             Files.createDirectories(dir);
-            Files.writeString(dir.resolve("fold-bias.json"), FOLD_BIAS);
+            Files.writeString(dir.resolve("fold-bias.json"), foldBias());
             Files.writeString(dir.resolve("pn-mix.json"), PN_MIX);
             Files.writeString(dir.resolve("oal.json"), oal());
             Files.writeString(dir.resolve("demo.json"), DEMO);
@@ -38,29 +38,52 @@ final class SyntheticManifests {
         }
     }
 
-    private static final String FOLD_BIAS = """
-            {"paper": "fold-bias", "arxiv_id": "2610.36520", "title": "fold-bias (test manifest)", "seeds": [42, 43, 44],
-             "dataset": {}, "protocol": {}, "claim_policy": {}, "limitations": [], "sources": ["src/main/java/org/mechspec/foldbias"],
-             "seed_artifact": "fixtures/seeds/fold-bias.000_20bc18518796452b.json",
-             "free_keys": ["provenance.executed_source_sha256"],
-             "checks": [
-               {"name": "rank_one_logit_identity_reference", "description": "d"}, {"name": "context_projection_mean_constraint", "description": "d"},
-               {"name": "ridge_constrained_kkt_reference", "description": "d"}, {"name": "keys_really_rounded_before_value_refit", "description": "d"},
-               {"name": "rounded_value_fit_normal_equations", "description": "d"}, {"name": "same_value_output_error_bound", "description": "d"},
-               {"name": "dropping_bias_changes_attention", "description": "d"}, {"name": "offline_fit_is_frozen", "description": "d"}],
-             "metrics": [{"name": "logit_identity_error"}, {"name": "projection_mean_error"}, {"name": "kkt_reference_error"},
-               {"name": "value_normal_equation_error"}, {"name": "cache_rounding_attention_gap"}, {"name": "drop_bias_output_error"},
-               {"name": "minimum_output_bound_slack"}, {"name": "model_calls"}],
-             "artifact": {
-               "method": "fold-bias",
-               "seeds": "$seeds",
-               "per_seed": {"$each_seed": {"seed": "$seed", "metrics": {"$metrics": "*"}, "checks": "$checks",
-                                           "execution_device": "$backend", "execution_accelerator": "$device"}},
-               "metrics": {"$aggregate": {"stats": ["mean", "std", "n"], "metrics": "*"}},
-               "provenance": {"commit": "$commit", "artifact_path": "$artifact_path", "accelerator": "$device",
-                              "executed_source_sha256": "$sources", "raw_runner_artifact_sha256": "$records_sha256",
-                              "dataset_fingerprint": "$dataset_fingerprint"}}}
-            """;
+    /**
+     * The seed file's static parts with its dynamic parts replaced by template forms; like the real manifest, the
+     * template adds to the seed's layout (per-seed runtime, ci95, ci95_t, provenance.jvm).
+     */
+    private static String foldBias() {
+        ObjectNode m = header("fold-bias", "2610.36520", FOLD_BIAS_SEED);
+        m.putArray("free_keys").add("provenance.executed_source_sha256");
+        ArrayNode checks = m.putArray("checks");
+        List.of("rank_one_logit_identity_reference", "context_projection_mean_constraint", "ridge_constrained_kkt_reference",
+                "keys_really_rounded_before_value_refit", "rounded_value_fit_normal_equations", "same_value_output_error_bound",
+                "dropping_bias_changes_attention", "offline_fit_is_frozen").forEach(c -> checks.addObject().put("name", c).put("description", "d"));
+        ArrayNode metrics = m.putArray("metrics");
+        List.of("logit_identity_error", "projection_mean_error", "kkt_reference_error", "value_normal_equation_error",
+                "cache_rounding_attention_gap", "drop_bias_output_error", "minimum_output_bound_slack", "model_calls")
+                .forEach(n -> metrics.addObject().put("name", n));
+        ObjectNode a = Artifacts.read(java.nio.file.Path.of(FOLD_BIAS_SEED));
+        ((ObjectNode) a.get("dataset")).put("revision", "$dataset_fingerprint");
+        a.put("seed", "$seeds");
+        a.put("seeds", "$seeds");
+        ((ObjectNode) a.get("evaluation_protocol")).put("seeds", "$seeds");
+        ObjectNode row = JSON.createObjectNode().put("seed", "$seed");
+        row.putObject("metrics").put("$metrics", "*");
+        row.put("checks", "$checks").put("runtime", "$runtime").put("execution_device", "$backend").put("execution_accelerator", "$device");
+        a.putObject("per_seed").set("$each_seed", row);
+        ObjectNode aggregate = a.putObject("metrics").putObject("$aggregate");
+        aggregate.putArray("stats").add("mean").add("std").add("n").add("ci95").add("ci95_t");
+        aggregate.put("metrics", "*");
+        a.putObject("provenance").put("commit", "$commit").put("artifact_path", "$artifact_path").put("accelerator", "$device")
+                .put("jvm", "$jvm").put("executed_source_sha256", "$sources").put("raw_runner_artifact_sha256", "$records_sha256")
+                .put("dataset_fingerprint", "$dataset_fingerprint");
+        m.set("artifact", a);
+        return m.toString();
+    }
+
+    private static ObjectNode header(String paper, String arxivId, String seedArtifact) {
+        ObjectNode m = JSON.createObjectNode();
+        m.put("paper", paper).put("arxiv_id", arxivId).put("title", paper + " (test manifest)");
+        m.putArray("seeds").add(42).add(43).add(44);
+        m.putObject("dataset");
+        m.putObject("protocol");
+        m.putObject("claim_policy");
+        m.putArray("limitations");
+        m.putArray("sources").add("src/main/java/org/mechspec/" + paper.replace("-", ""));
+        m.put("seed_artifact", seedArtifact);
+        return m;
+    }
 
     private static final String PN_MIX = """
             {"paper": "pn-mix", "arxiv_id": "2610.19605", "title": "pn-mix (test manifest)", "seeds": [42, 43, 44],
@@ -93,15 +116,7 @@ final class SyntheticManifests {
 
     /** oal: per-seed values in two arrays, single figures as $stat, two aggregate blocks, two hypotheses. */
     private static String oal() {
-        ObjectNode m = JSON.createObjectNode();
-        m.put("paper", "oal").put("arxiv_id", "2610.13674").put("title", "oal (test manifest)");
-        m.putArray("seeds").add(42).add(43).add(44);
-        m.putObject("dataset");
-        m.putObject("protocol");
-        m.putObject("claim_policy");
-        m.putArray("limitations");
-        m.putArray("sources").add("src/main/java/org/mechspec/oal");
-        m.put("seed_artifact", OAL_SEED);
+        ObjectNode m = header("oal", "2610.13674", OAL_SEED);
         m.putArray("free_keys").add("raw_files_sha256").add("provenance.raw_files_sha256");
         m.putArray("checks").addObject().put("name", "recurrent_matches_dense").put("description", "d");
         ArrayNode metrics = m.putArray("metrics");

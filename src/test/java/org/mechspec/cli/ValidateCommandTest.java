@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -60,7 +61,7 @@ class ValidateCommandTest {
     static Stream<Arguments> brokenVariants() {
         return Stream.of(
                 broken("drop a per-seed metric", FOLD_BIAS, a -> obj(a, "/per_seed/1/metrics").remove("kkt_reference_error"),
-                        "per_seed[1].metrics.kkt_reference_error: missing, though other seeds record it"),
+                        "per_seed[1].metrics.kkt_reference_error: missing (reference has number)"),
                 broken("drop a per-seed metric: the aggregate's n no longer matches", FOLD_BIAS,
                         a -> obj(a, "/per_seed/1/metrics").remove("kkt_reference_error"), "metrics.kkt_reference_error.n: 3, but the per-seed values give n 2.0"),
                 broken("drop a static block", FOLD_BIAS, a -> a.remove("evaluation_protocol"), "evaluation_protocol: missing (reference has object)"),
@@ -86,9 +87,11 @@ class ValidateCommandTest {
                 broken("a seed the manifest does not run", FOLD_BIAS, a -> {
                     ((ArrayNode) a.get("seeds")).set(2, 7);
                     obj(a, "/per_seed/2").put("seed", 7);
-                }, "seeds: seed 7 is not a seed of fold-bias [42, 43, 44]"),
+                }, "per_seed[2].seed: seed 7 is not a seed of fold-bias [42, 43, 44]"),
+                broken("two seed lists disagree", FOLD_BIAS, a -> ((ArrayNode) a.at("/evaluation_protocol/seeds")).remove(2),
+                        "evaluation_protocol.seeds: lists seeds [42, 43] but per_seed holds [42, 43, 44]"),
                 broken("per-seed array and seed list disagree", FOLD_BIAS, a -> obj(a, "/per_seed/2").put("seed", 45),
-                        "per_seed: holds seeds [42, 43, 45] but the artifact lists seeds [42, 43, 44]"),
+                        "seeds: lists seeds [42, 43, 44] but per_seed holds [42, 43, 45]"),
                 broken("a seed twice", FOLD_BIAS, a -> obj(a, "/per_seed/2").put("seed", 43), "per_seed[2]: seed 43 appears twice in per_seed"),
                 broken("a per-seed element that is not an object", FOLD_BIAS, a -> ((ArrayNode) a.get("per_seed")).set(1, 43),
                         "per_seed[1]: expected object, got number"),
@@ -102,7 +105,7 @@ class ValidateCommandTest {
                 broken("flip a check recorded among the metrics", PN_MIX, a -> obj(a, "/runs/0/metrics").put("mask_unchanged_after_decode", false),
                         "runs[0].metrics.mask_unchanged_after_decode: check failed on seed 42"),
                 broken("drop a listed per-seed metric", PN_MIX, a -> obj(a, "/runs/1/metrics").remove("key_bytes"),
-                        "runs[1].metrics.key_bytes: missing (listed in the manifest's template)"),
+                        "runs[1].metrics.key_bytes: missing (reference has number)"),
                 broken("remove a negative_result sentence", OAL, a -> a.put("negative_result",
                         "Three seeds on two 32-token test blocks do not establish a capability improvement."),
                         "negative_result: does not state the contradicting seed: "
@@ -118,7 +121,7 @@ class ValidateCommandTest {
                 broken("a per-seed value that is null", OAL, a -> obj(a, "/per_seed/0").putNull("oal_test_ppl"),
                         "per_seed[0].oal_test_ppl: expected number or boolean, got null"),
                 broken("drop a per-seed value", OAL, a -> obj(a, "/per_seed/0").remove("oal_test_ppl"),
-                        "per_seed[0].oal_test_ppl: missing ($metric oal_test_ppl)"),
+                        "per_seed[0].oal_test_ppl: missing (reference has number)"),
                 broken("change per-seed values so the aggregates no longer follow", OAL, a -> {
                     obj(a, "/per_seed/1").put("softmax_test_nll", 3.8);
                     obj(a, "/seed_results/1").put("softmax_test_nll", 3.8);
@@ -164,6 +167,12 @@ class ValidateCommandTest {
         return Stream.of(
                 Arguments.of("per-seed value edited", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/0/metrics").put("err", 1e-13),
                         "per_seed[0].metrics.err: 1.0E-13, but mechspec.seeds.42.metrics.err holds 4.2000000000000004E-14"),
+                Arguments.of("metric dropped from one seed", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1/metrics").remove("err"),
+                        "per_seed[1].metrics.err: missing, though other seeds record it"),
+                Arguments.of("$check position dropped from one seed", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1").remove("bounded"),
+                        "per_seed[1].bounded: missing (reference has boolean)"),
+                Arguments.of("per-seed provenance retyped", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/2").put("device", 7),
+                        "per_seed[2].device: expected string, got number"),
                 Arguments.of("mechspec block edited", (Consumer<ObjectNode>) a -> obj(a, "/mechspec/seeds/42/metrics").put("err", 1.0),
                         "provenance.records: does not match the SHA-256 of the mechspec block"),
                 Arguments.of("block and rendered check disagree", (Consumer<ObjectNode>) a -> obj(a, "/mechspec/seeds/44/checks").put("counted", false),
@@ -191,6 +200,32 @@ class ValidateCommandTest {
         Cli r = validate(broken);
         assertThat(r.code()).as(r.toString()).isEqualTo(1);
         assertThat(r.out()).as(r.toString()).contains(broken + ": " + expectedLine);
+    }
+
+    @Test
+    void ourArtifactMustHoldWhatTheTemplateAddsToTheSeedLayout() {
+        // The seed file lacks per-seed runtime, ci95, ci95_t and provenance.jvm and still validates (above);
+        // an artifact mechspec rendered from the same per-seed values must have them.
+        var manifest = ManifestLoader.load(contracts.resolve("fold-bias.json"));
+        ObjectNode seed = Artifacts.read(FOLD_BIAS);
+        PaperRun run = new PaperRun("fold-bias", "cuda");
+        run.device = "NVIDIA A100-SXM4-80GB";
+        seed.get("per_seed").forEach(row -> {
+            PaperRun.SeedRecord r = run.seed(row.get("seed").asLong());
+            row.get("metrics").fields().forEachRemaining(e -> r.metrics.put(e.getKey(),
+                    e.getValue().isIntegralNumber() ? (Object) e.getValue().asLong() : (Object) e.getValue().asDouble()));
+            row.get("checks").fields().forEachRemaining(e -> r.outcome(e.getKey(), e.getValue().asBoolean()));
+        });
+        Path ours = Artifacts.write(dir.resolve("fold-bias.cuda.json"), new org.mechspec.report.ArtifactRenderer(manifest, run, "c0ffee",
+                Map.of("src/main/java/org/mechspec/foldbias/FoldBias.java", "ab"), "Test VM 17").render());
+        assertThat(validate(ours).code()).as(validate(ours).toString()).isZero();
+        Path noCi = Artifacts.edit(ours, dir.resolve("fold-bias-no-ci.json"), a -> obj(a, "/metrics/drop_bias_output_error").remove("ci95"));
+        assertThat(validate(noCi).out()).contains(noCi + ": metrics.drop_bias_output_error.ci95: missing");
+        Path noJvm = Artifacts.edit(ours, dir.resolve("fold-bias-no-jvm.json"), a -> obj(a, "/provenance").remove("jvm"));
+        assertThat(validate(noJvm).out()).contains(noJvm + ": provenance.jvm: missing (reference has string)",
+                noJvm + ": provenance.jvm: provenance ($jvm) is missing");
+        Path noRuntime = Artifacts.edit(ours, dir.resolve("fold-bias-no-runtime.json"), a -> obj(a, "/per_seed/0").remove("runtime"));
+        assertThat(validate(noRuntime).code()).isEqualTo(1);
     }
 
     @Test
