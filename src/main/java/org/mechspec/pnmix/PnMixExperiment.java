@@ -27,10 +27,16 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config, Backend backend,
                                       Mutant mutant) {
         Rng rng = new Rng(mutant == Mutant.UNSEEDED_INIT ? seed ^ System.nanoTime() : seed);
-        PnMixProtocol protocol = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, true);
-        RandomRopeLayer layer = new RandomRopeLayer(rng, config, protocol.effectiveLayout());
-        Projections truth = layer.project(tokens);
-        PnMixResult main = protocol.run(truth, KeyPlan.saliency());
+        PairLayout ropeLayout = new PnMixProtocol(config, null, backend, mutant, false).effectiveLayout();
+        Projections truth = new RandomRopeLayer(rng, config, ropeLayout).project(tokens);
+        return over(seed, truth, rng, datasetSha256, config, backend, mutant);
+    }
+
+    /** The mechanism and its baselines over given truth; {@code rng} continues with the random masks. */
+    public static PnMixExperiment over(long seed, Projections truth, Rng rng, String datasetSha256, PnMixConfig config,
+                                       Backend backend, Mutant mutant) {
+        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, true)
+                .run(truth, KeyPlan.saliency());
         PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.kvHeads(), config.pairs(), config.highPairsPerHead());
         PnMixResult[] random = new PnMixResult[masks.length];
         for (int m = 0; m < masks.length; m++) {
@@ -40,6 +46,17 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
         PnMixResult uniform = new PnMixProtocol(config.withKeyBits(UNIFORM_KEY_BITS, UNIFORM_KEY_BITS),
                 PackedCacheOps.forBackend(backend), backend, mutant, false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
         return new PnMixExperiment(seed, datasetSha256, truth, main, random, uniform);
+    }
+
+    /** The mechanism's figures plus every baseline's attention KL, for bit-for-bit comparison of two runs. */
+    public java.util.Map<String, Object> metrics() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>(main.metrics());
+        for (int i = 0; i < randomMasks.length; i++) {
+            m.put("random_mask_" + i + "_attention_kl", randomMasks[i].attentionKl());
+        }
+        m.put("random_mask_attention_kl_mean", randomMaskKlMean());
+        m.put("uniform_2bit_attention_kl", uniform.attentionKl());
+        return m;
     }
 
     public double randomMaskKlMean() {

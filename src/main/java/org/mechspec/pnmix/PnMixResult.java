@@ -45,6 +45,34 @@ public record PnMixResult(
         double elapsedSeconds,
         long peakAllocatedBytes) {
 
+    /** Every figure of the run by name (the seed file's names where it has them), for bit-for-bit comparison. */
+    public java.util.Map<String, Object> metrics() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>();
+        m.put("key_mse", keyMse);
+        m.put("value_mse", valueMse);
+        m.put("attention_kl", attentionKl);
+        m.put("attention_output_mse", attentionOutputMse);
+        m.put("attention_output_cosine", attentionOutputCosine);
+        m.put("sink_key_max_error", sinkKeyMaxError);
+        m.put("saliency_computations", (long) saliencyComputations);
+        m.put("mask_unchanged_after_decode", maskUnchangedAfterDecode);
+        m.put("actual_attention_calls", (long) attentionCalls);
+        m.put("online_vs_final_cache_attention_max_delta", onlineVsFinalMaxDelta);
+        m.put("online_vs_final_unchanged_window_max_delta", unchangedWindowMaxDelta);
+        m.put("online_vs_final_changed_window_max_delta", changedWindowMaxDelta);
+        m.put("key_bytes", keyBytes);
+        m.put("value_bytes", valueBytes);
+        m.put("persistent_cache_bytes", persistentCacheBytes());
+        m.put("quantized_tokens", (long) quantizedTokens);
+        m.put("sink_tokens", (long) sinkTokens);
+        m.put("residual_tokens", (long) residualTokens);
+        m.put("key_bits_per_element_including_sink_residual", keyBitsPerElement());
+        m.put("temporary_dequantized_cache_included", temporaryDequantizedCacheIncluded());
+        m.put("saliency_mask", mask == null ? -1L : mask.asLong());
+        m.put("packed_vs_dequantized_attention_max_error", packedVsOracleMaxError);
+        return m;
+    }
+
     public long persistentCacheBytes() {
         return keyBytes + valueBytes;
     }
