@@ -473,6 +473,48 @@ class PnMixContracts {
                 assertThat(PnMixChecks.metricsIdentical(smallRun(c, seed).metrics(), smallRun(c, seed).metrics())).isTrue());
     }
 
+    // ---- CUDA kernels against their CPU twins --------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "cuda_quantize_pack_bit_equal")
+    @Seeded(gpu = true)
+    void cudaQuantizePackBitEqual(SeedRun run) {
+        long bad = PnMixKernelChecks.quantizePackMismatches(PackedCacheOps.forBackend(run.backend()), new CpuPackedCacheOps(), run.seed());
+        run.metric("cuda_quantize_pack_mismatches", bad);
+        assertThat(bad).as("bytes, codes or values differing from the CPU twin").isZero();
+    }
+
+    @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
+    @Seeded(gpu = true)
+    void cudaPackedAttentionFlashRule(SeedRun run) {
+        PackedCacheOps device = PackedCacheOps.forBackend(run.backend());
+        FlashRule.Verdict worst64 = null;
+        FlashRule.Verdict worst32 = null;
+        for (int which = 0; which < 2; which++) {
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(run.seed(), which);
+            FlashRule.Verdict v64 = PnMixKernelChecks.attentionFp64(device, a);
+            FlashRule.Verdict v32 = PnMixKernelChecks.attentionFp32(device, a);
+            worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
+            worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
+        }
+        run.metric("cuda_packed_attention_fp64_max_error", worst64.maxError()).metric("cuda_packed_attention_fp64_bound", worst64.bound())
+                .metric("cuda_packed_attention_fp32_max_error", worst32.maxError()).metric("cuda_packed_attention_fp32_bound", worst32.bound());
+        flashRuleHolds(worst64);
+        flashRuleHolds(worst32);
+    }
+
+    /** Property half on the CPU: the fp32 twin stays within fp32 noise of the fp64 oracle over random packed caches. */
+    @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
+    @Test
+    void cpuFp32PackedAttentionWithinNoiseOfTheOracle() {
+        qt().withExamples(30).forAll(longs().all()).checkAssert(seed -> {
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
+            CpuPackedCacheOps cpu = new CpuPackedCacheOps();
+            double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
+            double[] fp32 = FlashRule.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+            flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
+        });
+    }
+
     static double maxAbsDiff(double[] a, double[] b) {
         double m = 0;
         for (int i = 0; i < a.length; i++) {
