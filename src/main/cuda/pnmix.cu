@@ -251,9 +251,9 @@ __device__ __forceinline__ T element(const Cache& K, int j, int kvh, int c, bool
     int code;
     const unsigned char* m;
     if (key) {
-        long gc = (long) g * C + ch;
-        code = get_code(K.keyCodes + K.keyOffsets[gc], t, K.keyBits[gc]);
-        m = K.keyMeta + 4 * gc;
+        long gch = (long) g * C + ch;
+        code = get_code(K.keyCodes + K.keyOffsets[gch], t, K.keyBits[gch]);
+        m = K.keyMeta + 4 * gch;
     } else {
         long vg = ((long) g * K.G + t) * K.vgroups + ch / K.gc;
         code = get_code(K.valueCodes + vg * K.vgBytes, ch % K.gc, K.valueBits);
@@ -341,24 +341,18 @@ __device__ Cache make_cache(const unsigned char* sinkK, const unsigned char* sin
     return K;
 }
 
-extern "C" __global__ void packed_attention_f64(const unsigned char* sinkK, const unsigned char* sinkV,
-                                                const unsigned char* resK, const unsigned char* resV,
-                                                const unsigned char* keyCodes, const unsigned char* keyMeta,
-                                                const int* keyBits, const int* keyOffsets,
-                                                const unsigned char* valueCodes, const unsigned char* valueMeta,
-                                                const int* dims, const double* q, double* out, double* scores,
-                                                double scale) {
-    Cache K = make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes, valueMeta, dims);
-    packed_attention_row<double>(K, q, out, scores, dims, scale);
-}
+// The same kernel in fp64 and fp32: all arithmetic (dequantized levels, dots, softmax, sums) in T.
+#define PACKED_ATTENTION_KERNEL(NAME, T)                                                                       \
+    extern "C" __global__ void NAME(const unsigned char* sinkK, const unsigned char* sinkV,                    \
+                                    const unsigned char* resK, const unsigned char* resV,                      \
+                                    const unsigned char* keyCodes, const unsigned char* keyMeta,               \
+                                    const int* keyBits, const int* keyOffsets,                                 \
+                                    const unsigned char* valueCodes, const unsigned char* valueMeta,           \
+                                    const int* dims, const T* q, T* out, T* scores, T scale) {                 \
+        Cache K = make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,     \
+                             valueMeta, dims);                                                                 \
+        packed_attention_row<T>(K, q, out, scores, dims, scale);                                               \
+    }
 
-extern "C" __global__ void packed_attention_f32(const unsigned char* sinkK, const unsigned char* sinkV,
-                                                const unsigned char* resK, const unsigned char* resV,
-                                                const unsigned char* keyCodes, const unsigned char* keyMeta,
-                                                const int* keyBits, const int* keyOffsets,
-                                                const unsigned char* valueCodes, const unsigned char* valueMeta,
-                                                const int* dims, const float* q, float* out, float* scores,
-                                                float scale) {
-    Cache K = make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes, valueMeta, dims);
-    packed_attention_row<float>(K, q, out, scores, dims, scale);
-}
+PACKED_ATTENTION_KERNEL(packed_attention_f64, double)
+PACKED_ATTENTION_KERNEL(packed_attention_f32, float)

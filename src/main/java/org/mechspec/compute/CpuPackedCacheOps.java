@@ -317,7 +317,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         BitPacking.putHalf(meta, 4 * group + 2, (short) scaleAndZero);
     }
 
-    private static void requireValues(double[] x, long expected) {
+    static void requireValues(double[] x, long expected) {
         if (x.length != expected) {
             throw new IllegalArgumentException("values have " + x.length + " elements, shape needs " + expected);
         }

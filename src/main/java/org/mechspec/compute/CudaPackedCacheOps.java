@@ -107,7 +107,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
     public PackedBlock quantizePerChannel(double[] x, int tokens, int[] bits, OneBitLevels oneBit) {
         int channels = bits.length;
         int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
-        requireValues(x, (long) tokens * channels);
+        CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
         byte[] codes = new byte[off[channels]];
         byte[] meta = new byte[4 * channels];
         try (Buffers b = new Buffers()) {
@@ -127,7 +127,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
     @Override
     public PackedBlock quantizePerToken(double[] x, int tokens, int channels, int groupChannels, int bits, OneBitLevels oneBit) {
         int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
-        requireValues(x, (long) tokens * channels);
+        CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
         byte[] codes = new byte[tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits)];
         byte[] meta = new byte[4 * tokens * groups];
         try (Buffers b = new Buffers()) {
@@ -291,13 +291,6 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
 
     private static int means(OneBitLevels oneBit) {
         return oneBit == OneBitLevels.CONDITIONAL_MEANS ? 1 : 0;
-    }
-
-    private static void requireValues(double[] x, long expected) {
-        if (x.length != expected) {
-            throw new IllegalArgumentException("values have " + x.length + " elements, shape needs " + expected);
-        }
-        Finite.require("x", x);
     }
 
     /** The CPU twin rejects a group whose scale or zero overflows fp16; so does this one, after the fact. */

@@ -48,7 +48,8 @@ public interface PackedCacheOps {
     static PackedCacheOps forBackend(Backend backend) {
         return switch (backend.name()) {
             case "cpu" -> new CpuPackedCacheOps();
-            case "cuda" -> new CudaPackedCacheOps((CudaBackend) backend);
+            // A stand-in for a missing device gets CudaBackend.get()'s one-line reason.
+            case "cuda" -> new CudaPackedCacheOps(backend instanceof CudaBackend cuda ? cuda : CudaBackend.get());
             default -> throw new IllegalArgumentException("no packed-cache operations for backend '" + backend.name() + "'");
         };
     }

@@ -1,67 +1,20 @@
 package org.mechspec.pnmix;
 
-import org.mechspec.compute.OneBitLevels;
+import org.mechspec.compute.ForwardingPackedCacheOps;
 import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedBlock;
 import org.mechspec.compute.PackedCacheOps;
 import org.mechspec.compute.PackedKvCache;
 
 /** Passes every operation through and counts the attention calls made over the mechanism's cache. */
-final class CountingOps implements PackedCacheOps {
-    private final PackedCacheOps inner;
+final class CountingOps extends ForwardingPackedCacheOps {
     private int attentionCalls;
 
     CountingOps(PackedCacheOps inner) {
-        this.inner = inner;
+        super(inner);
     }
 
     int attentionCalls() {
         return attentionCalls;
-    }
-
-    @Override
-    public String name() {
-        return inner.name();
-    }
-
-    @Override
-    public byte[] packPerChannel(int[] codes, int tokens, int[] bits) {
-        return inner.packPerChannel(codes, tokens, bits);
-    }
-
-    @Override
-    public int[] unpackPerChannel(byte[] packed, int tokens, int[] bits) {
-        return inner.unpackPerChannel(packed, tokens, bits);
-    }
-
-    @Override
-    public byte[] packPerToken(int[] codes, int tokens, int channels, int groupChannels, int bits) {
-        return inner.packPerToken(codes, tokens, channels, groupChannels, bits);
-    }
-
-    @Override
-    public int[] unpackPerToken(byte[] packed, int tokens, int channels, int groupChannels, int bits) {
-        return inner.unpackPerToken(packed, tokens, channels, groupChannels, bits);
-    }
-
-    @Override
-    public PackedBlock quantizePerChannel(double[] x, int tokens, int[] bits, OneBitLevels oneBit) {
-        return inner.quantizePerChannel(x, tokens, bits, oneBit);
-    }
-
-    @Override
-    public PackedBlock quantizePerToken(double[] x, int tokens, int channels, int groupChannels, int bits, OneBitLevels oneBit) {
-        return inner.quantizePerToken(x, tokens, channels, groupChannels, bits, oneBit);
-    }
-
-    @Override
-    public double[] dequantizePerChannel(PackedBlock block, int tokens, int[] bits) {
-        return inner.dequantizePerChannel(block, tokens, bits);
-    }
-
-    @Override
-    public double[] dequantizePerToken(PackedBlock block, int tokens, int channels, int groupChannels, int bits) {
-        return inner.dequantizePerToken(block, tokens, channels, groupChannels, bits);
     }
 
     @Override
@@ -74,10 +27,5 @@ final class CountingOps implements PackedCacheOps {
     public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
         attentionCalls++;
         return inner.attendFp32(cache, q, queryHeads, queryLen, causal);
-    }
-
-    @Override
-    public long peakWorkingBytes() {
-        return inner.peakWorkingBytes();
     }
 }
