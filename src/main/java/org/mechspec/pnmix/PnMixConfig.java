@@ -97,18 +97,6 @@ public record PnMixConfig(int vocab, int modelDim, int queryHeads, int kvHeads, 
                 residualSize, highRatio, high, low, valueBits, valueGroupSize, oneBitLevels, prefillTokens, decodeTokens);
     }
 
-    public PnMixConfig withOneBitLevels(OneBitLevels levels) {
-        return new PnMixConfig(vocab, modelDim, queryHeads, kvHeads, headDim, ropeTheta, layout, sinkTokens, groupSize,
-                residualSize, highRatio, highBits, lowBits, valueBits, valueGroupSize, levels, prefillTokens, decodeTokens);
-    }
-
-    /** A smaller or differently shaped variant for property tests; everything else pinned. */
-    public PnMixConfig withShape(int queryHeads, int kvHeads, int headDim, int sinkTokens, int groupSize,
-                                 int prefillTokens, int decodeTokens) {
-        return new PnMixConfig(vocab, modelDim, queryHeads, kvHeads, headDim, ropeTheta, layout, sinkTokens, groupSize,
-                groupSize, highRatio, highBits, lowBits, valueBits, valueGroupSize, oneBitLevels, prefillTokens, decodeTokens);
-    }
-
     private static void positive(String name, int v) {
         if (v <= 0) {
             throw new IllegalArgumentException(name + " must be positive, got " + v);

@@ -27,7 +27,7 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config, Backend backend,
                                       Mutant mutant) {
         Rng rng = new Rng(mutant == Mutant.UNSEEDED_INIT ? seed ^ System.nanoTime() : seed);
-        PairLayout ropeLayout = new PnMixProtocol(config, null, backend, mutant, false).effectiveLayout();
+        PairLayout ropeLayout = PnMixProtocol.effectiveLayout(config, mutant);
         Projections truth = new RandomRopeLayer(rng, config, ropeLayout).project(tokens);
         return over(seed, truth, rng, datasetSha256, config, backend, mutant);
     }

@@ -34,9 +34,13 @@ public final class PnMixProtocol {
         this.measureOracle = measureOracle;
     }
 
-    /** The layout the mechanism actually pairs channels by. */
-    PairLayout effectiveLayout() {
+    /** The layout the mechanism actually pairs channels by (RoPE, saliency, key widths). */
+    static PairLayout effectiveLayout(PnMixConfig config, Mutant mutant) {
         return mutant == Mutant.HALF_SPLIT_WHERE_ADJACENT ? PairLayout.HALF_SPLIT : config.layout();
+    }
+
+    PairLayout effectiveLayout() {
+        return effectiveLayout(config, mutant);
     }
 
     public PnMixResult run(Projections truth, KeyPlan plan) {

@@ -32,8 +32,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
  * One decode step (8 query heads, fp32) of attention on the CPU over the pn-mix packed cache (fp16 sink and
  * residual, 3/1-bit keys, 2-bit values, read packed) vs over an all-fp16 cache of the same tokens, at 4k and 32k
  * tokens. {@link #main} runs a short measurement and prints the time ratio and the cache bytes read per token.
- * Run: {@code mvn -q test-compile} then {@code java -cp target/test-classes:target/classes:<test classpath>
- * org.mechspec.bench.PnMixBench}.
+ * Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=org.mechspec.bench.PnMixBench}.
  */
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.AverageTime)
@@ -77,6 +76,17 @@ public class PnMixBench {
         }
     }
 
+    /** Under {@code mvn exec:java} the classes come from a class loader, not java.class.path; JMH's fork needs them there. */
+    private static void forkWithThisClasspath() {
+        if (Thread.currentThread().getContextClassLoader() instanceof java.net.URLClassLoader loader) {
+            StringBuilder cp = new StringBuilder(System.getProperty("java.class.path"));
+            for (java.net.URL u : loader.getURLs()) {
+                cp.append(java.io.File.pathSeparator).append(new java.io.File(java.net.URI.create(u.toString())).getPath());
+            }
+            System.setProperty("java.class.path", cp.toString());
+        }
+    }
+
     private static double[] row(Rng rng, int n) {
         double[] x = new double[n];
         for (int i = 0; i < n; i++) {
@@ -96,6 +106,7 @@ public class PnMixBench {
     }
 
     public static void main(String[] args) throws Exception {
+        forkWithThisClasspath();
         var results = new Runner(new OptionsBuilder().include(PnMixBench.class.getSimpleName()).build()).run();
         for (String n : new String[] {"4096", "32768"}) {
             double packedMs = Double.NaN;

@@ -206,8 +206,8 @@ class PnMixContracts {
         qt().withExamples(30).forAll(smallProtocols(), longs().all(), Generate.booleans()).checkAssert((c, seed, tie) -> {
             Projections t = PnMixFixtures.syntheticTruth(c, seed, c.layout());
             if (tie) { // pair 1 a copy of pair 0 in every q and k head: equal scores, pair 0 must win
-                copyPair(t.q(), c.queryHeads() * c.headDim(), c.headDim());
-                copyPair(t.k(), c.kvChannels(), c.headDim());
+                copyPair(t.q(), c.headDim());
+                copyPair(t.k(), c.headDim());
             }
             PairMask got = PairSaliency.select(PairSaliency.scores(t, c.sinkTokens(), c.prefillTokens(), c.layout()),
                     c.kvHeads(), c.pairs(), c.highPairsPerHead(), false);
@@ -220,7 +220,7 @@ class PnMixContracts {
         });
     }
 
-    private static void copyPair(double[] rows, int width, int d) {
+    private static void copyPair(double[] rows, int d) {
         for (int i = 0; i < rows.length; i += d) {
             rows[i + 2] = rows[i];
             rows[i + 3] = rows[i + 1];

@@ -28,8 +28,7 @@ class PnMixMutantsTest {
     private static final double TIGHT = 1e-12;
 
     private static Projections truth(Mutant m) {
-        PnMixProtocol p = new PnMixProtocol(PINNED, new CpuPackedCacheOps(), CpuBackend.INSTANCE, m, true);
-        return PnMixFixtures.syntheticTruth(PINNED, SEED, p.effectiveLayout());
+        return PnMixFixtures.syntheticTruth(PINNED, SEED, PnMixProtocol.effectiveLayout(PINNED, m));
     }
 
     private static synchronized PnMixResult run(Mutant m) {
