@@ -264,26 +264,7 @@ __device__ __forceinline__ T element(const Cache& K, int j, int kvh, int c, bool
     return zero + (T) code * scale;
 }
 
-template <typename T> __device__ T exp_t(T x);
-template <> __device__ float exp_t<float>(float x) { return expf(x); }
-template <> __device__ double exp_t<double>(double x) { return exp(x); }
-
-template <typename T, bool IS_MAX>
-__device__ T block_reduce(T v, T* scratch) {
-    int tid = threadIdx.x;
-    scratch[tid] = v;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) {
-            T other = scratch[tid + stride];
-            scratch[tid] = IS_MAX ? (other > scratch[tid] ? other : scratch[tid]) : scratch[tid] + other;
-        }
-        __syncthreads();
-    }
-    T result = scratch[0];
-    __syncthreads();
-    return result;
-}
+#include "reductions.cuh"
 
 // One block per query row (h, i); blockDim a power of two; scores (the logits) live in global memory
 // [Hq][Tq][keyLen], so the key count is not bounded by shared memory. Keys a row may not see get -inf.
