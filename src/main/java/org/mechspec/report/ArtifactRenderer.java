@@ -93,6 +93,8 @@ public final class ArtifactRenderer {
             }
             case "$seed":
                 return F.numberNode(requireSeed(form, seed));
+            case "$first_seed":
+                return F.numberNode(run.seeds.firstKey());
             case "$checks": {
                 ObjectNode o = F.objectNode();
                 long s = requireSeed(form, seed);
@@ -150,9 +152,16 @@ public final class ArtifactRenderer {
             }
             case "$metric":
             case "$check": {
-                Object v = seedValue(requireSeed(form, seed), arg.asText());
+                // "name" inside $each_seed, or {"name": ..., "seed": 42 | "first"} anywhere for one seed's value.
+                long s = !arg.isObject() ? requireSeed(form, seed)
+                        : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
+                String name = arg.isObject() ? arg.path("name").asText() : arg.asText();
+                if (!run.seeds.containsKey(s)) {
+                    throw new IllegalStateException(run.paper + ": seed " + s + " did not run, so '" + name + "' has no value");
+                }
+                Object v = seedValue(s, name);
                 if (v == null) {
-                    throw new IllegalStateException(run.paper + ": seed " + seed + " has no value for '" + arg.asText() + "'");
+                    throw new IllegalStateException(run.paper + ": seed " + s + " has no value for '" + name + "'");
                 }
                 return PaperRun.JSON.valueToTree(v);
             }
