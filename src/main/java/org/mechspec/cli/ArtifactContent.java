@@ -26,8 +26,9 @@ final class ArtifactContent {
     final Map<Long, Map<String, Boolean>> checks = new LinkedHashMap<>();
     /** seed → where its per-seed entry was read, for messages. */
     final Map<Long, JsonPath> seedOrigin = new LinkedHashMap<>();
-    /** "seed/name" → where the value was read, for messages. */
-    final Map<String, JsonPath> origin = new LinkedHashMap<>();
+    /** "seed/name" → where a metric value, and where a check outcome, was first read (for messages). */
+    final Map<String, JsonPath> metricOrigin = new LinkedHashMap<>();
+    final Map<String, JsonPath> checkOrigin = new LinkedHashMap<>();
     final List<Finding> findings = new ArrayList<>();
     String backend = "";
     String device = "";
@@ -185,20 +186,23 @@ final class ArtifactContent {
                     f.arg().forEach(x -> names.add(x.asText()));
                 }
                 for (String name : names) {
-                    if (!n.has(name)) {
-                        missing(path.key(name), "listed in the manifest's template");
-                    } else {
-                        put(seed, name, n.get(name), path.key(name), all);
+                    if (n.has(name)) { // a listed name without value was not recorded on this run (e.g. CUDA-only)
+                        put(seed, name, n.get(name), path.key(name), false, all);
                     }
                 }
                 return;
             }
+            case "$seed":
+                if (!n.isMissingNode() && !(n.isIntegralNumber() && n.asLong() == seed)) {
+                    findings.add(Finding.at(path, n + ", but this element is seed " + seed));
+                }
+                return;
             case "$metric":
             case "$check":
                 if (n.isMissingNode()) {
                     missing(path, f.form() + " " + f.arg().asText());
                 } else {
-                    put(seed, f.arg().asText(), n, path, false);
+                    put(seed, f.arg().asText(), n, path, false, false);
                 }
                 return;
             case "$checks":
@@ -208,7 +212,7 @@ final class ArtifactContent {
                 }
                 n.fields().forEachRemaining(e -> {
                     if (manifest.checks().containsKey(e.getKey())) {
-                        put(seed, e.getKey(), e.getValue(), path.key(e.getKey()), false);
+                        put(seed, e.getKey(), e.getValue(), path.key(e.getKey()), true, false);
                     } else {
                         findings.add(Finding.at(path.key(e.getKey()), "'" + e.getKey() + "' is not a check of " + manifest.paper()));
                     }
@@ -241,11 +245,13 @@ final class ArtifactContent {
         }
     }
 
-    /** Stores a metric or check value of a seed; a second place holding the same value must agree with the first. */
-    private void put(long seed, String name, JsonNode n, JsonPath path, boolean undeclaredIsData) {
-        boolean isMetric = manifest.metrics().containsKey(name);
-        boolean isCheck = !isMetric && manifest.checks().containsKey(name);
-        if (!isMetric && !isCheck) {
+    /**
+     * Stores a value of a seed. Check outcomes come from {@code $checks}; elsewhere a name is a metric when the manifest
+     * declares one, else a check (as the renderer resolves names). A second place holding the same value must agree.
+     */
+    private void put(long seed, String name, JsonNode n, JsonPath path, boolean outcome, boolean undeclaredIsData) {
+        boolean isMetric = !outcome && manifest.metrics().containsKey(name);
+        if (!isMetric && !manifest.checks().containsKey(name)) {
             if (!undeclaredIsData) {
                 findings.add(Finding.at(path, "'" + name + "' is neither a metric nor a check of " + manifest.paper()));
             }
@@ -263,19 +269,19 @@ final class ArtifactContent {
             return;
         }
         String key = seed + "/" + name;
-        Map<String, Object> into = isMetric ? metrics.computeIfAbsent(seed, s -> new LinkedHashMap<>()) : null;
-        Object previous = isMetric ? into.get(name) : checks.getOrDefault(seed, Map.of()).get(name);
+        Map<String, JsonPath> origins = isMetric ? metricOrigin : checkOrigin;
+        Object previous = isMetric ? metrics.getOrDefault(seed, Map.of()).get(name) : checks.getOrDefault(seed, Map.of()).get(name);
         if (previous != null) {
             if (!same(previous, value)) {
-                findings.add(Finding.at(path, value + " disagrees with " + previous + " at " + origin.get(key)));
+                findings.add(Finding.at(path, value + " disagrees with " + previous + " at " + origins.get(key)));
             }
             return;
         }
-        origin.put(key, path);
+        origins.put(key, path);
         if (isMetric) {
-            into.put(name, value);
-        } else if (value instanceof Boolean b) {
-            checks.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, b);
+            metrics.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, value);
+        } else {
+            checks.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, (Boolean) value);
         }
     }
 

@@ -59,6 +59,7 @@ final class ArtifactValidator {
         v.layout();
         v.findings.addAll(v.content.findings);
         v.seedsBelongToTheManifest();
+        v.singleSeedValues();
         v.aggregates();
         v.checksPassed();
         v.hypotheses();
@@ -154,6 +155,38 @@ final class ArtifactValidator {
         }
     }
 
+    /** {@code "$first_seed"} and one seed's value placed anywhere ({@code {"$metric": {"name": n, "seed": s}}}). */
+    private void singleSeedValues() {
+        long first = content.seeds.stream().mapToLong(Long::longValue).min().orElse(Long.MIN_VALUE);
+        for (TemplatePositions.Position p : template.top("$first_seed")) {
+            JsonNode got = p.path().in(artifact);
+            if (!got.isMissingNode() && !(got.isIntegralNumber() && got.asLong() == first)) {
+                findings.add(Finding.at(p.path(), got + ", but the first seed that ran is " + first));
+            }
+        }
+        for (TemplatePositions.Position p : template.top) {
+            if (!(p.form().equals("$metric") || p.form().equals("$check")) || !p.arg().isObject()) {
+                continue;
+            }
+            JsonNode got = p.path().in(artifact);
+            String name = p.arg().path("name").asText();
+            long seed = p.arg().path("seed").asText().equals("first") ? first : p.arg().path("seed").asLong();
+            boolean isMetric = manifest.metrics().containsKey(name); // the renderer's lookup order
+            Object want = isMetric ? content.metrics.getOrDefault(seed, Map.of()).get(name)
+                    : content.checks.getOrDefault(seed, Map.of()).get(name);
+            JsonPath wantAt = (isMetric ? content.metricOrigin : content.checkOrigin).get(seed + "/" + name);
+            if (got.isMissingNode()) {
+                if (required(p.path())) {
+                    findings.add(Finding.at(p.path(), "missing (" + name + " of seed " + seed + ")"));
+                }
+            } else if (!(got.isNumber() || got.isBoolean())) {
+                findings.add(Finding.at(p.path(), "expected number or boolean, got " + JsonPath.type(got)));
+            } else if (want != null && !ArtifactContent.same(want, got.isBoolean() ? (Object) got.asBoolean() : (Object) got.asDouble())) {
+                findings.add(Finding.at(p.path(), got + ", but " + wantAt + " holds " + want));
+            }
+        }
+    }
+
     private void aggregates() {
         for (TemplatePositions.Position p : template.top("$aggregate")) {
             JsonNode block = p.path().in(artifact);
@@ -242,10 +275,20 @@ final class ArtifactValidator {
         }
     }
 
+    /**
+     * Every check outcome true. A boolean metric named like a check (pn-mix's mask_unchanged_after_decode) is that
+     * check's measured condition, so false counts as a failure too; seed files record some checks only that way.
+     */
     private void checksPassed() {
         content.checks.forEach((seed, outcomes) -> outcomes.forEach((check, passed) -> {
             if (!passed) {
-                findings.add(new Finding(content.origin.get(seed + "/" + check).toString(), "check failed on seed " + seed, true));
+                findings.add(new Finding(content.checkOrigin.get(seed + "/" + check).toString(), "check failed on seed " + seed, true));
+            }
+        }));
+        content.metrics.forEach((seed, values) -> values.forEach((name, value) -> {
+            if (Boolean.FALSE.equals(value) && manifest.checks().containsKey(name)) {
+                findings.add(new Finding(content.metricOrigin.get(seed + "/" + name).toString(),
+                        "false: the check of this name fails on seed " + seed, true));
             }
         }));
     }
@@ -348,14 +391,14 @@ final class ArtifactValidator {
             PaperRun.SeedRecord r = run.seeds.get(seed);
             Object recorded = r == null ? null : r.metrics.get(name);
             if (r != null && (recorded == null || !ArtifactContent.same(recorded, value))) {
-                findings.add(Finding.at(content.origin.get(seed + "/" + name), value + ", but mechspec.seeds." + seed + ".metrics." + name
+                findings.add(Finding.at(content.metricOrigin.get(seed + "/" + name), value + ", but mechspec.seeds." + seed + ".metrics." + name
                         + " holds " + recorded));
             }
         }));
         content.checks.forEach((seed, outcomes) -> outcomes.forEach((check, value) -> {
             PaperRun.SeedRecord r = run.seeds.get(seed);
             if (r != null && (!r.checks.containsKey(check) || run.checkOutcome(seed, check) != value)) {
-                findings.add(Finding.at(content.origin.get(seed + "/" + check), value + ", but mechspec.seeds." + seed + ".checks." + check
+                findings.add(Finding.at(content.checkOrigin.get(seed + "/" + check), value + ", but mechspec.seeds." + seed + ".checks." + check
                         + " holds " + (r.checks.containsKey(check) ? run.checkOutcome(seed, check) : null)));
             }
         }));

@@ -87,6 +87,7 @@ final class TemplatePositions {
                 case "$seeds":
                     return F.arrayNode();
                 case "$seed":
+                case "$first_seed":
                     return F.numberNode(0);
                 case "$checks":
                 case "$runtime":

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -53,16 +54,16 @@ class SeedFilesTest {
         expectFinding(seed, "corrupt-aggregate", a -> setNumber(a, number, number.in(a).asDouble() * (1 + 1e-9) + 1e-300), number + ": ");
 
         // Drop the first per-seed metric and change the type of another.
-        Map.Entry<String, JsonPath> metric = content.origin.entrySet().stream()
-                .filter(e -> manifest.metrics().containsKey(e.getKey().split("/")[1])).findFirst().orElseThrow();
+        Map.Entry<String, JsonPath> metric = content.metricOrigin.entrySet().iterator().next();
         expectFinding(seed, "drop-metric", a -> parent(a, metric.getValue()).remove(last(metric.getValue())), metric.getValue() + ": missing");
         expectFinding(seed, "retype-metric", a -> parent(a, metric.getValue()).put(last(metric.getValue()), "1.0"),
                 metric.getValue() + ": expected number or boolean, got string");
 
-        // Flip the first check outcome, where the seed file records checks.
-        content.origin.entrySet().stream().filter(e -> manifest.checks().containsKey(e.getKey().split("/")[1])).findFirst()
-                .ifPresent(check -> expectFinding(seed, "flip-check", a -> parent(a, check.getValue()).put(last(check.getValue()), false),
-                        check.getValue() + ": check failed"));
+        // Flip the first check outcome (or boolean metric named like a check), where the seed file records one.
+        Stream.concat(content.checkOrigin.entrySet().stream(), content.metricOrigin.entrySet().stream()
+                        .filter(e -> manifest.checks().containsKey(e.getKey().split("/", 2)[1])))
+                .findFirst().ifPresent(check -> expectFinding(seed, "flip-check",
+                        a -> parent(a, check.getValue()).put(last(check.getValue()), false), check.getValue() + ": "));
 
         // Remove the negative-result sentences, where a seed contradicts a hypothesis.
         if (!ClaimPolicy.violations(manifest, content.metrics).isEmpty()) {
