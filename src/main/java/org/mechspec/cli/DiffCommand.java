@@ -14,9 +14,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "diff", description = {
-    "Compare two artifacts of one paper and backend metric by metric against the manifest tolerances",
-    "(provenance and runtime are never compared). B is the reference. Exit 0 no drift, 1 drift, 2 unreadable input."})
+@Command(name = "diff", mixinStandardHelpOptions = true, header = "Compare two artifacts against the manifest tolerances.", description = {
+    "Compare artifact A with the reference B, metric by metric and check by check,",
+    "against the manifest tolerances (provenance and runtime are not compared).",
+    "Exit 0 no drift, 1 drift, 2 unreadable input."})
 final class DiffCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "A", description = "fresh artifact")
     Path a;

@@ -14,10 +14,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "merge", description = {
-    "Join artifacts of one paper and backend from runners with disjoint seeds into one artifact with recomputed",
-    "aggregates. Overlapping seeds, different commits, sources or manifests, or invalid shards are refused and",
-    "nothing is written. Exit 0 merged, 1 refused, 2 unreadable input."})
+@Command(name = "merge", mixinStandardHelpOptions = true, header = "Join artifacts from runners with disjoint seeds.", description = {
+    "Join artifacts of one paper and backend from runners with disjoint seeds into",
+    "one artifact with recomputed aggregates. Overlapping seeds, different commits,",
+    "sources or manifests, and invalid shards are refused; nothing is written then.",
+    "Exit 0 merged, 1 refused, 2 unreadable input."})
 final class MergeCommand implements Callable<Integer> {
     @Parameters(arity = "2..*", paramLabel = "FILE", description = "shards written by mechspec run or mvn verify")
     List<Path> files;

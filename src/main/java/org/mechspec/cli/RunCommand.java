@@ -30,10 +30,10 @@ import picocli.CommandLine.Spec;
  * Runs the contracts through the JUnit Platform launcher with the same reporter as {@code mvn verify} (registered by
  * ServiceLoader), configured through the system properties it reads.
  */
-@Command(name = "run", description = {
-    "Run the contracts (tag 'contract', optionally only some papers) and write one artifact per paper and backend",
-    "to DIR/reports and Allure results to DIR/allure-results. Exit 0 all passed, 1 a contract failed,",
-    "2 bad options or --backend cuda without a usable GPU."})
+@Command(name = "run", mixinStandardHelpOptions = true, header = "Run the contracts and write artifacts and Allure results.", description = {
+    "Run the contracts (tag 'contract'; --paper narrows them to some papers).",
+    "Writes DIR/reports/<paper>.<backend>.json and DIR/allure-results.",
+    "Exit 0 all passed, 1 a contract failed, 2 bad options or no usable GPU for --backend cuda."})
 final class RunCommand implements Callable<Integer> {
     @Option(names = "--paper", paramLabel = "P", description = "run only this paper's contracts (repeatable; default: all)")
     List<String> papers = new ArrayList<>();

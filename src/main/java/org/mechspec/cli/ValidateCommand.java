@@ -11,10 +11,11 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
-@Command(name = "validate", description = {
-    "Check artifacts against their paper's manifest: layout and JSON types of the seed file, aggregates recomputed",
-    "from the per-seed values (1e-12 relative), check outcomes, negative results, provenance.",
-    "Prints one line per finding, naming its JSON path. Exit 0 valid, 1 findings, 2 unreadable input."})
+@Command(name = "validate", mixinStandardHelpOptions = true, header = "Check artifacts against their paper's manifest.", description = {
+    "Check artifacts against their paper's manifest: the seed file's key paths and",
+    "JSON types, aggregates recomputed from the per-seed values (1e-12 relative),",
+    "check outcomes, negative results, provenance. One line per finding, naming",
+    "its JSON path. Exit 0 valid, 1 findings, 2 unreadable input."})
 final class ValidateCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "artifacts (ours, or a paper's seed file)")
     List<Path> files;

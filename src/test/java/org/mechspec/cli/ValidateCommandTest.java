@@ -347,6 +347,11 @@ class ValidateCommandTest {
         Cli unknown = Cli.run("frobnicate");
         assertThat(unknown.code()).isEqualTo(2);
         assertThat(Cli.run("--help").code()).isZero();
+        for (String command : new String[] {"run", "validate", "merge", "diff"}) {
+            Cli help = Cli.run(command, "--help");
+            assertThat(help.code()).isZero();
+            assertThat(help.out()).startsWith("Usage: mechspec " + command);
+        }
         assertThat(Cli.run("--help").out()).contains("run", "validate", "merge", "diff");
     }
 }
