@@ -37,8 +37,10 @@ public final class DeviceProbe {
             if (driver != null) {
                 return driver;
             }
-        } catch (Throwable t) { // LinkageError included: no libcuda.so.1 here
-            return "no usable CUDA driver: " + firstLine(t);
+        } catch (LinkageError e) { // JCuda's natives need the NVIDIA driver's libcuda.so.1
+            return "no CUDA driver: JCuda could not load its natives against libcuda.so.1 (" + firstLine(e) + ")";
+        } catch (Throwable t) {
+            return "CUDA driver present but unusable: " + firstLine(t);
         }
         if (DeviceProbe.class.getResource(KERNEL_DIR + "attention.ptx") == null) {
             return "CUDA kernels were not built into this jar (nvcc was not found at build time)";

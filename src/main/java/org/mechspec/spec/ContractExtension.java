@@ -6,6 +6,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.InvocationInterceptor;
 import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
 import io.qameta.allure.Allure;
+import org.mechspec.compute.UnavailableBackend;
+import org.opentest4j.TestAbortedException;
 
 /**
  * Wraps every {@link Contract} invocation: labels it for Allure (epic = paper, feature = check, story = seed)
@@ -30,6 +32,9 @@ public final class ContractExtension implements InvocationInterceptor {
             return;
         }
         label(run.manifest().paper(), run.check(), "seed " + run.seed());
+        if (run.backend() instanceof UnavailableBackend unavailable) {
+            throw new TestAbortedException(unavailable.reason());
+        }
         Allure.parameter("backend", run.backend().name());
         Allure.parameter("seed", run.seed());
         Allure.parameter("device", run.backend().device());

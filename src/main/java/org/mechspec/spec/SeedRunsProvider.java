@@ -7,9 +7,11 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.ArgumentsProvider;
+import org.junit.jupiter.params.support.ParameterDeclarations;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Backends;
 import org.mechspec.compute.DeviceProbe;
+import org.mechspec.compute.UnavailableBackend;
 import org.opentest4j.TestAbortedException;
 
 /**
@@ -18,7 +20,7 @@ import org.opentest4j.TestAbortedException;
  */
 public final class SeedRunsProvider implements ArgumentsProvider {
     @Override
-    public Stream<? extends Arguments> provideArguments(ExtensionContext context) {
+    public Stream<? extends Arguments> provideArguments(ParameterDeclarations parameters, ExtensionContext context) {
         Method method = context.getRequiredTestMethod();
         Contract contract = method.getAnnotation(Contract.class);
         if (contract == null) {
@@ -27,10 +29,9 @@ public final class SeedRunsProvider implements ArgumentsProvider {
         Seeded seeded = method.getAnnotation(Seeded.class);
         Manifest manifest = ManifestLoader.forPaper(contract.paper());
         manifest.check(contract.check());
-        if (seeded.gpu() && !Backends.cudaRequired() && DeviceProbe.unavailableReason() != null) {
-            throw new TestAbortedException("needs a CUDA device: " + DeviceProbe.unavailableReason());
-        }
-        List<Backend> backends = Backends.forContract(seeded.gpu());
+        List<Backend> backends = seeded.gpu() && !Backends.cudaRequired() && DeviceProbe.unavailableReason() != null
+                ? List.of(new UnavailableBackend("needs a CUDA device: " + DeviceProbe.unavailableReason()))
+                : Backends.forContract(seeded.gpu());
         List<Arguments> out = new ArrayList<>();
         for (Backend backend : backends) {
             for (long seed : selectedSeeds(manifest)) {

@@ -1,0 +1,72 @@
+package org.mechspec.report;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import org.mechspec.spec.Manifest;
+
+/**
+ * Differences between two runs of one paper and backend, metric by metric against the manifest tolerances
+ * (provenance and runtime are never compared). Used by the build's report gate and by {@code mechspec diff}.
+ */
+public final class ArtifactDiff {
+    private ArtifactDiff() {
+    }
+
+    /** Findings naming the JSON path of each drift; empty when {@code fresh} matches {@code reference}. */
+    public static List<String> compare(Manifest manifest, PaperRun fresh, PaperRun reference) {
+        List<String> out = new ArrayList<>();
+        if (!fresh.paper.equals(reference.paper) || !fresh.backend.equals(reference.backend)) {
+            out.add("mechspec: comparing " + fresh.paper + "." + fresh.backend + " with " + reference.paper + "." + reference.backend);
+            return out;
+        }
+        if (!fresh.seeds.keySet().equals(reference.seeds.keySet())) {
+            out.add("mechspec.seeds: " + fresh.seeds.keySet() + " vs reference " + reference.seeds.keySet());
+        }
+        for (Map.Entry<Long, PaperRun.SeedRecord> e : fresh.seeds.entrySet()) {
+            PaperRun.SeedRecord ref = reference.seeds.get(e.getKey());
+            if (ref == null) {
+                continue;
+            }
+            String at = "mechspec.seeds." + e.getKey();
+            compareMetrics(manifest, at, e.getValue().metrics, ref.metrics, out);
+            for (String check : union(e.getValue().checks.keySet(), ref.checks.keySet())) {
+                Boolean a = fresh.seeds.get(e.getKey()).checks.containsKey(check) ? fresh.checkOutcome(e.getKey(), check) : null;
+                Boolean b = ref.checks.containsKey(check) ? reference.checkOutcome(e.getKey(), check) : null;
+                if (a == null || !a.equals(b)) {
+                    out.add(at + ".checks." + check + ": " + a + " vs reference " + b);
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void compareMetrics(Manifest manifest, String at, Map<String, Object> a, Map<String, Object> b, List<String> out) {
+        for (String name : union(a.keySet(), b.keySet())) {
+            Object x = a.get(name);
+            Object y = b.get(name);
+            String path = at + ".metrics." + name;
+            if (x == null || y == null) {
+                out.add(path + ": " + x + " vs reference " + y);
+            } else if (x instanceof Number nx && y instanceof Number ny) {
+                Manifest.Metric m = manifest.metrics().get(name);
+                if (m == null) {
+                    out.add(path + ": not declared in " + manifest.file());
+                } else if (!m.withinTolerance(nx.doubleValue(), ny.doubleValue())) {
+                    double tol = m.abs() + m.rel() * Math.abs(ny.doubleValue());
+                    out.add(String.format(Locale.ROOT, "%s: %s vs reference %s (|diff| %.3g > tolerance %.3g)", path, x, y,
+                            Math.abs(nx.doubleValue() - ny.doubleValue()), tol));
+                }
+            } else if (!x.equals(y)) {
+                out.add(path + ": " + x + " vs reference " + y);
+            }
+        }
+    }
+
+    private static List<String> union(java.util.Set<String> a, java.util.Set<String> b) {
+        List<String> out = new ArrayList<>(a);
+        b.stream().filter(k -> !a.contains(k)).forEach(out::add);
+        return out;
+    }
+}

@@ -1,0 +1,285 @@
+package org.mechspec.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.mechspec.data.DataFiles;
+import org.mechspec.spec.Manifest;
+import org.mechspec.spec.ManifestException;
+
+/**
+ * Renders a manifest's artifact template (contracts/README.md) with one paper-backend run, and appends the
+ * {@code mechspec} block. Static parts come from the template; everything dynamic from the run.
+ */
+public final class ArtifactRenderer {
+    private static final JsonNodeFactory F = JsonNodeFactory.instance;
+
+    private final Manifest manifest;
+    private final PaperRun run;
+    private final String commit;
+    private final Map<String, String> sources;
+    private final String jvm;
+    private final ObjectNode block;
+
+    public ArtifactRenderer(Manifest manifest, PaperRun run, SourceFingerprints.Recorded fingerprints) {
+        this(manifest, run, fingerprints.commit(), fingerprints.under(manifest.sources()),
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    }
+
+    /**
+     * Renders a run made elsewhere (e.g. shards joined by {@code mechspec merge}) with the commit, executed-source
+     * hashes and JVM those runs recorded, instead of this process's.
+     */
+    public ArtifactRenderer(Manifest manifest, PaperRun run, String commit, Map<String, String> sources, String jvm) {
+        this.manifest = manifest;
+        this.run = run;
+        this.commit = commit;
+        this.sources = sources;
+        this.jvm = jvm;
+        this.block = run.toJson();
+        block.put("manifest_sha256", DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8)));
+        block.put("commit", commit);
+    }
+
+    public ObjectNode render() {
+        JsonNode out = render(manifest.artifact(), null);
+        if (!out.isObject()) {
+            throw new ManifestException(manifest.file() + ": field 'artifact' must render to an object");
+        }
+        ObjectNode artifact = (ObjectNode) out;
+        artifact.set("mechspec", block);
+        return artifact;
+    }
+
+    private JsonNode render(JsonNode t, Long seed) {
+        if (t.isTextual() && t.asText().startsWith("$")) {
+            return scalarForm(t.asText(), seed);
+        }
+        if (t.isArray()) {
+            ArrayNode a = F.arrayNode();
+            t.forEach(e -> a.add(render(e, seed)));
+            return a;
+        }
+        if (!t.isObject()) {
+            return t.deepCopy();
+        }
+        if (t.size() == 1) {
+            String key = t.fieldNames().next();
+            if (key.startsWith("$")) {
+                return objectForm(key, t.get(key), seed);
+            }
+        }
+        ObjectNode o = F.objectNode();
+        for (Iterator<Map.Entry<String, JsonNode>> it = t.fields(); it.hasNext(); ) {
+            Map.Entry<String, JsonNode> e = it.next();
+            o.set(e.getKey(), render(e.getValue(), seed));
+        }
+        return o;
+    }
+
+    private JsonNode scalarForm(String form, Long seed) {
+        switch (form) {
+            case "$seeds": {
+                ArrayNode a = F.arrayNode();
+                run.seeds.keySet().forEach(a::add);
+                return a;
+            }
+            case "$seed":
+                return F.numberNode(requireSeed(form, seed));
+            case "$first_seed":
+                return F.numberNode(run.seeds.firstKey());
+            case "$checks": {
+                ObjectNode o = F.objectNode();
+                long s = requireSeed(form, seed);
+                for (String check : manifest.checks().keySet()) {
+                    if (run.seeds.get(s).checks.containsKey(check)) {
+                        o.put(check, run.checkOutcome(s, check));
+                    }
+                }
+                return o;
+            }
+            case "$runtime":
+                return PaperRun.JSON.valueToTree(run.seeds.get(requireSeed(form, seed)).runtime);
+            case "$negative_result":
+                return F.textNode(ClaimPolicy.negativeResult(manifest, perSeedMetrics()));
+            case "$claims_improvement":
+                return F.booleanNode(ClaimPolicy.claimsImprovement(manifest, perSeedMetrics()));
+            case "$backend":
+                return F.textNode(run.backend);
+            case "$device":
+                return F.textNode(run.device);
+            case "$jvm":
+                return F.textNode(jvm);
+            case "$commit":
+                return F.textNode(commit);
+            case "$dataset_fingerprint":
+                return F.textNode(datasetFingerprint());
+            case "$sources":
+                return PaperRun.JSON.valueToTree(sources);
+            case "$records_sha256":
+                return F.textNode(DataFiles.sha256(block.toString().getBytes(StandardCharsets.UTF_8)));
+            case "$artifact_path":
+                return F.textNode("reports/" + run.paper + "." + run.backend + ".json");
+            default:
+                throw new ManifestException(manifest.file() + ": unknown template form '" + form + "'");
+        }
+    }
+
+    private JsonNode objectForm(String form, JsonNode arg, Long seed) {
+        switch (form) {
+            case "$each_seed": {
+                ArrayNode a = F.arrayNode();
+                run.seeds.keySet().forEach(s -> a.add(render(arg, s)));
+                return a;
+            }
+            case "$metrics": {
+                long s = requireSeed(form, seed);
+                ObjectNode o = F.objectNode();
+                for (String name : names(arg, manifest.metrics().keySet())) {
+                    Object v = seedValue(s, name);
+                    if (v != null) {
+                        o.set(name, PaperRun.JSON.valueToTree(v));
+                    }
+                }
+                return o;
+            }
+            case "$metric":
+            case "$check": {
+                // "name" inside $each_seed, or {"name": ..., "seed": 42 | "first"} anywhere for one seed's value.
+                long s = !arg.isObject() ? requireSeed(form, seed)
+                        : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
+                String name = arg.isObject() ? arg.path("name").asText() : arg.asText();
+                if (!run.seeds.containsKey(s)) {
+                    throw new IllegalStateException(run.paper + ": seed " + s + " did not run, so '" + name + "' has no value");
+                }
+                Object v = seedValue(s, name);
+                if (v == null) {
+                    throw new IllegalStateException(run.paper + ": seed " + s + " has no value for '" + name + "'");
+                }
+                return PaperRun.JSON.valueToTree(v);
+            }
+            case "$aggregate": {
+                ObjectNode o = F.objectNode();
+                for (String name : names(arg.path("metrics"), manifest.metrics().keySet())) {
+                    List<Object> values = values(name);
+                    if (values.isEmpty() || !(values.get(0) instanceof Number)) {
+                        continue;
+                    }
+                    ObjectNode stats = o.putObject(name);
+                    arg.path("stats").forEach(stat -> stats.set(stat.asText(), statistic(values, stat.asText())));
+                }
+                return o;
+            }
+            case "$stat": {
+                List<Object> values = values(arg.path("metric").asText());
+                if (values.isEmpty()) {
+                    throw new IllegalStateException(run.paper + ": no values for metric '" + arg.path("metric").asText() + "'");
+                }
+                return statistic(values, arg.path("stat").asText());
+            }
+            default:
+                throw new ManifestException(manifest.file() + ": unknown template form '" + form + "'");
+        }
+    }
+
+    private Object seedValue(long seed, String name) {
+        PaperRun.SeedRecord r = run.seeds.get(seed);
+        if (r.metrics.containsKey(name)) {
+            return r.metrics.get(name);
+        }
+        if (r.checks.containsKey(name)) {
+            return run.checkOutcome(seed, name);
+        }
+        return null;
+    }
+
+    /** A metric's value on every seed that recorded it, in seed order. */
+    private List<Object> values(String name) {
+        List<Object> out = new ArrayList<>();
+        run.seeds.values().forEach(r -> {
+            if (r.metrics.containsKey(name)) {
+                out.add(r.metrics.get(name));
+            }
+        });
+        return out;
+    }
+
+    private JsonNode statistic(List<Object> values, String stat) {
+        List<Double> xs = values.stream().map(v -> ((Number) v).doubleValue()).toList();
+        boolean integral = values.stream().allMatch(v -> v instanceof Long);
+        double value;
+        switch (stat) {
+            case "mean":
+                value = Statistics.mean(xs);
+                break;
+            case "std":
+            case "sample_std":
+                return F.numberNode(Statistics.sampleStd(xs));
+            case "n":
+                return F.numberNode(xs.size());
+            case "ci95":
+                return F.numberNode(Statistics.ci95(xs));
+            case "ci95_t":
+                return F.numberNode(Statistics.ci95t(xs));
+            case "min":
+                value = Statistics.min(xs);
+                break;
+            case "max":
+                value = Statistics.max(xs);
+                break;
+            default:
+                throw new ManifestException(manifest.file() + ": unknown statistic '" + stat + "'");
+        }
+        // Integer metrics keep integer statistics where exact (byte counts stay 15108, not 15108.0).
+        if (integral && value == Math.rint(value) && Math.abs(value) < 0x1p53) {
+            return F.numberNode((long) value);
+        }
+        return F.numberNode(value);
+    }
+
+    private Map<Long, Map<String, Object>> perSeedMetrics() {
+        Map<Long, Map<String, Object>> out = new LinkedHashMap<>();
+        run.seeds.forEach((s, r) -> out.put(s, r.metrics));
+        return out;
+    }
+
+    private String datasetFingerprint() {
+        Map<String, String> all = new java.util.TreeMap<>();
+        run.seeds.values().forEach(r -> all.putAll(r.datasets));
+        if (all.isEmpty()) {
+            return "sha256:" + DataFiles.sha256(manifest.root().path("dataset").toString().getBytes(StandardCharsets.UTF_8));
+        }
+        if (all.size() == 1) {
+            return "sha256:" + all.values().iterator().next();
+        }
+        StringBuilder lines = new StringBuilder();
+        all.forEach((k, v) -> lines.append(k).append('=').append(v).append('\n'));
+        return "sha256:" + DataFiles.sha256(lines.toString().getBytes(StandardCharsets.UTF_8));
+    }
+
+    private List<String> names(JsonNode arg, Iterable<String> all) {
+        List<String> out = new ArrayList<>();
+        if (arg.isMissingNode() || (arg.isTextual() && arg.asText().equals("*"))) {
+            all.forEach(out::add);
+        } else if (arg.isArray()) {
+            arg.forEach(n -> out.add(n.asText()));
+        } else {
+            throw new ManifestException(manifest.file() + ": a metric list must be \"*\" or an array of names, got " + arg);
+        }
+        return out;
+    }
+
+    private long requireSeed(String form, Long seed) {
+        if (seed == null) {
+            throw new ManifestException(manifest.file() + ": template form '" + form + "' is only valid inside $each_seed");
+        }
+        return seed;
+    }
+}

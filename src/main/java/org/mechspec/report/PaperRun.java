@@ -1,0 +1,117 @@
+package org.mechspec.report;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * Everything one paper measured on one backend: per seed its metrics, runtime, dataset hashes and check
+ * outcomes, plus the outcomes of the property halves. This is the artifact's {@code mechspec} block, the
+ * machine-readable part that the gate, {@code merge} and {@code diff} work on.
+ */
+public final class PaperRun {
+    static final ObjectMapper JSON = new ObjectMapper();
+
+    public final String paper;
+    public final String backend;
+    public String device = "";
+    public final TreeMap<Long, SeedRecord> seeds = new TreeMap<>();
+    public final Map<String, Boolean> propertyChecks = new LinkedHashMap<>();
+
+    public PaperRun(String paper, String backend) {
+        this.paper = paper;
+        this.backend = backend;
+    }
+
+    /** One seed's record. Metric values are Double, Long or Boolean. */
+    public static final class SeedRecord {
+        public final Map<String, Object> metrics = new LinkedHashMap<>();
+        public final Map<String, Object> runtime = new LinkedHashMap<>();
+        public final Map<String, String> datasets = new TreeMap<>();
+        public final Map<String, Boolean> checks = new LinkedHashMap<>();
+
+        /** A check's outcome: true only if every invocation of it for this seed passed. */
+        public void outcome(String check, boolean passed) {
+            checks.merge(check, passed, Boolean::logicalAnd);
+        }
+    }
+
+    public SeedRecord seed(long seed) {
+        return seeds.computeIfAbsent(seed, s -> new SeedRecord());
+    }
+
+    /** Adds one published seeded-invocation record (see spec.SeedRun#toJson) with its outcome. */
+    public void add(JsonNode entry, boolean passed) {
+        device = entry.path("device").asText(device);
+        SeedRecord r = seed(entry.get("seed").asLong());
+        entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
+        entry.path("runtime").fields().forEachRemaining(e -> r.runtime.put(e.getKey(), value(e.getValue())));
+        entry.path("datasets").fields().forEachRemaining(e -> r.datasets.put(e.getKey(), e.getValue().asText()));
+        r.outcome(entry.get("check").asText(), passed);
+    }
+
+    private static void putMetric(Map<String, Object> metrics, String name, JsonNode v) {
+        Object value = value(v);
+        Object previous = metrics.put(name, value);
+        if (previous != null && !previous.equals(value)) {
+            throw new IllegalStateException("metric '" + name + "' recorded with different values by two checks of one seed: "
+                    + previous + " and " + value);
+        }
+    }
+
+    static Object value(JsonNode v) {
+        if (v.isBoolean()) {
+            return v.asBoolean();
+        }
+        if (v.isIntegralNumber()) {
+            return v.asLong();
+        }
+        if (v.isNumber()) {
+            return v.asDouble();
+        }
+        return v.asText();
+    }
+
+    /** Seeded outcome AND the property half's outcome, when there is one. */
+    public boolean checkOutcome(long seed, String check) {
+        Boolean seeded = seeds.get(seed).checks.get(check);
+        Boolean property = propertyChecks.get(check);
+        return Boolean.TRUE.equals(seeded) && !Boolean.FALSE.equals(property);
+    }
+
+    public ObjectNode toJson() {
+        ObjectNode n = JSON.createObjectNode();
+        n.put("paper", paper);
+        n.put("backend", backend);
+        n.put("device", device);
+        ObjectNode s = n.putObject("seeds");
+        seeds.forEach((seed, r) -> {
+            ObjectNode o = s.putObject(Long.toString(seed));
+            o.set("metrics", JSON.valueToTree(r.metrics));
+            ObjectNode checks = o.putObject("checks");
+            r.checks.keySet().forEach(c -> checks.put(c, checkOutcome(seed, c)));
+            o.set("runtime", JSON.valueToTree(r.runtime));
+            o.set("datasets", JSON.valueToTree(r.datasets));
+        });
+        n.set("property_checks", JSON.valueToTree(propertyChecks));
+        return n;
+    }
+
+    /** Reads a {@code mechspec} block back (for merge and diff). */
+    public static PaperRun fromJson(JsonNode n) {
+        PaperRun run = new PaperRun(n.path("paper").asText(), n.path("backend").asText());
+        run.device = n.path("device").asText("");
+        n.path("seeds").fields().forEachRemaining(e -> {
+            SeedRecord r = run.seed(Long.parseLong(e.getKey()));
+            e.getValue().path("metrics").fields().forEachRemaining(m -> r.metrics.put(m.getKey(), value(m.getValue())));
+            e.getValue().path("checks").fields().forEachRemaining(c -> r.checks.put(c.getKey(), c.getValue().asBoolean()));
+            e.getValue().path("runtime").fields().forEachRemaining(m -> r.runtime.put(m.getKey(), value(m.getValue())));
+            e.getValue().path("datasets").fields().forEachRemaining(m -> r.datasets.put(m.getKey(), m.getValue().asText()));
+        });
+        n.path("property_checks").fields().forEachRemaining(e -> run.propertyChecks.put(e.getKey(), e.getValue().asBoolean()));
+        return run;
+    }
+}

@@ -1,0 +1,192 @@
+package org.mechspec.kernels;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.Rng;
+
+/** Each platform check reports false on a deliberately broken mechanism. */
+@Tag("kernels")
+class KernelMutantsTest {
+
+    /** A backend that delegates to the CPU one except for what a mutant breaks. */
+    private abstract static class MutantBackend implements Backend {
+        @Override
+        public String name() {
+            return "mutant";
+        }
+
+        @Override
+        public String device() {
+            return "mutant";
+        }
+
+        @Override
+        public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
+            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
+        }
+
+        @Override
+        public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
+            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
+        }
+
+        @Override
+        public double[] roundToHalf(double[] x) {
+            return CpuBackend.INSTANCE.roundToHalf(x);
+        }
+
+        @Override
+        public double[] roundToBfloat16(double[] x) {
+            return CpuBackend.INSTANCE.roundToBfloat16(x);
+        }
+    }
+
+    @Test
+    void correctCpuBackendPassesEveryCheck() {
+        assertThat(KernelChecks.halfMismatches(CpuBackend.INSTANCE)).isZero();
+        assertThat(KernelChecks.rngMatchesTestVector(new Rng(42), new Rng(42))).isTrue();
+        var c = KernelChecks.attentionCase(42, true, true);
+        assertThat(KernelChecks.attentionFp32(CpuBackend.INSTANCE, c).holds()).isTrue();
+        assertThat(KernelChecks.attentionFp64(CpuBackend.INSTANCE, c).holds()).isTrue();
+    }
+
+    @Test
+    void mutantRngWrongSeedFailsTestVector() {
+        assertThat(KernelChecks.rngMatchesTestVector(new Rng(43), new Rng(42))).isFalse();
+        assertThat(KernelChecks.rngMatchesTestVector(new Rng(42), new Rng(41))).isFalse();
+    }
+
+    @Test
+    void mutantFp16ThroughFloatDoubleRoundsAndFails() {
+        Backend viaFloat = new MutantBackend() {
+            @Override
+            public double[] roundToHalf(double[] x) {
+                double[] out = new double[x.length];
+                for (int i = 0; i < x.length; i++) {
+                    out[i] = HalfFloat.roundToHalf((float) x[i]); // rounds twice
+                }
+                return out;
+            }
+        };
+        assertThat(KernelChecks.halfMismatches(viaFloat)).isPositive();
+    }
+
+    @Test
+    void mutantBf16TruncationFails() {
+        Backend truncates = new MutantBackend() {
+            @Override
+            public double[] roundToBfloat16(double[] x) {
+                double[] out = new double[x.length];
+                for (int i = 0; i < x.length; i++) {
+                    out[i] = Float.intBitsToFloat(Float.floatToRawIntBits((float) x[i]) & 0xFFFF0000);
+                }
+                return out;
+            }
+        };
+        assertThat(KernelChecks.bfloat16Mismatches(CpuBackend.INSTANCE)).isZero();
+        assertThat(KernelChecks.bfloat16Mismatches(truncates)).isPositive();
+    }
+
+    @Test
+    void mutantFp16TiesAwayFromZeroFails() {
+        Backend tiesAway = new MutantBackend() {
+            @Override
+            public double[] roundToHalf(double[] x) {
+                double[] out = CpuBackend.INSTANCE.roundToHalf(x);
+                for (int i = 0; i < x.length; i++) {
+                    double lo = out[i];
+                    double next = HalfFloat.fromHalfBits((short) (HalfFloat.toHalfBits(Math.abs(lo)) + 1));
+                    if (Double.isFinite(x[i]) && Math.abs(x[i]) - Math.abs(lo) == (next - Math.abs(lo)) / 2) {
+                        out[i] = Math.copySign(next, x[i]);
+                    }
+                }
+                return out;
+            }
+        };
+        assertThat(KernelChecks.halfMismatches(tiesAway)).isPositive();
+    }
+
+    @Test
+    void mutantAttentionDropsLastKeyFailsBothRules() {
+        Backend dropsLastKey = new MutantBackend() {
+            @Override
+            public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
+                return CpuBackend.INSTANCE.attention(shrink(s), q, trim(k, s, s.headDim()), trim(v, s, s.valueDim()), trimBias(bias, s));
+            }
+
+            @Override
+            public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
+                float[] out = attention(s, f(q), f(k), f(v), bias == null ? null : f(bias));
+                double[] d = new double[out.length];
+                for (int i = 0; i < d.length; i++) {
+                    d[i] = out[i];
+                }
+                return d;
+            }
+        };
+        var c = KernelChecks.attentionCase(42, false, false);
+        assertThat(KernelChecks.attentionFp32(dropsLastKey, c).holds()).isFalse();
+        assertThat(KernelChecks.attentionFp64(dropsLastKey, c).holds()).isFalse();
+    }
+
+    @Test
+    void mutantAttentionLeavesOutputUnwrittenFails() {
+        Backend unwritten = new MutantBackend() {
+            @Override
+            public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
+                float[] out = CpuBackend.INSTANCE.attention(s, q, k, v, bias);
+                out[out.length - 1] = Float.NaN; // the poison a skipped element would keep
+                return out;
+            }
+        };
+        assertThat(KernelChecks.attentionFp32(unwritten, KernelChecks.attentionCase(43, true, false)).holds()).isFalse();
+    }
+
+    @Test
+    void mutantAttentionFp64ComputedInFp32FailsFp64Rule() {
+        Backend lowPrecision = new MutantBackend() {
+            @Override
+            public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
+                float[] out = CpuBackend.INSTANCE.attention(s, f(q), f(k), f(v), bias == null ? null : f(bias));
+                double[] d = new double[out.length];
+                for (int i = 0; i < d.length; i++) {
+                    d[i] = out[i];
+                }
+                return d;
+            }
+        };
+        assertThat(KernelChecks.attentionFp64(lowPrecision, KernelChecks.attentionCase(44, true, true)).holds()).isFalse();
+    }
+
+    private static AttentionShape shrink(AttentionShape s) {
+        return new AttentionShape(s.batch(), s.queryHeads(), s.kvHeads(), Math.min(s.queryLen(), s.keyLen() - 1), s.keyLen() - 1,
+                s.headDim(), s.valueDim(), s.scale(), false);
+    }
+
+    private static float[] trim(float[] x, AttentionShape s, int width) {
+        int rows = s.batch() * s.kvHeads();
+        float[] out = new float[rows * (s.keyLen() - 1) * width];
+        for (int r = 0; r < rows; r++) {
+            System.arraycopy(x, r * s.keyLen() * width, out, r * (s.keyLen() - 1) * width, (s.keyLen() - 1) * width);
+        }
+        return out;
+    }
+
+    private static float[] trimBias(float[] bias, AttentionShape s) {
+        return bias == null ? null : trim(bias, s, 1);
+    }
+
+    private static float[] f(double[] x) {
+        float[] out = new float[x.length];
+        for (int i = 0; i < x.length; i++) {
+            out[i] = (float) x[i];
+        }
+        return out;
+    }
+}

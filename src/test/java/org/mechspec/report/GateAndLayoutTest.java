@@ -1,0 +1,85 @@
+package org.mechspec.report;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.spec.Manifest;
+import org.mechspec.spec.ManifestLoader;
+
+@Tag("platform")
+class GateAndLayoutTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Manifest MANIFEST = ManifestLoader.parse("demo.json", """
+            {"paper": "demo", "title": "t", "seeds": [42, 43], "dataset": {}, "protocol": {}, "claim_policy": {},
+             "limitations": [], "sources": [], "checks": [{"name": "c", "description": "d"}],
+             "metrics": [{"name": "err", "tolerance": {"abs": 1e-12, "rel": 0}}, {"name": "bytes"}], "artifact": {}}
+            """);
+
+    private static PaperRun run(double err, long bytes, boolean check) {
+        PaperRun r = new PaperRun("demo", "cpu");
+        for (long seed : new long[] {42, 43}) {
+            r.seed(seed).metrics.put("err", err);
+            r.seed(seed).metrics.put("bytes", bytes);
+            r.seed(seed).outcome("c", check);
+        }
+        return r;
+    }
+
+    @Test
+    void identicalRunsHaveNoDrift() {
+        assertThat(ArtifactDiff.compare(MANIFEST, run(1e-15, 100, true), run(1e-15, 100, true))).isEmpty();
+        assertThat(ArtifactDiff.compare(MANIFEST, run(1.5e-15, 100, true), run(1e-15, 100, true))).isEmpty();
+    }
+
+    @Test
+    void mutantDriftBeyondToleranceChangedBytesAndFlippedCheckAreEachReported() {
+        assertThat(ArtifactDiff.compare(MANIFEST, run(1e-11, 100, true), run(1e-15, 100, true)))
+                .anyMatch(f -> f.startsWith("mechspec.seeds.42.metrics.err:"));
+        assertThat(ArtifactDiff.compare(MANIFEST, run(1e-15, 101, true), run(1e-15, 100, true)))
+                .anyMatch(f -> f.startsWith("mechspec.seeds.43.metrics.bytes:"));
+        assertThat(ArtifactDiff.compare(MANIFEST, run(1e-15, 100, false), run(1e-15, 100, true)))
+                .anyMatch(f -> f.startsWith("mechspec.seeds.42.checks.c:"));
+    }
+
+    @Test
+    void roundTripThroughTheMechspecBlockKeepsEverything() {
+        PaperRun r = run(1e-15, 100, true);
+        r.propertyChecks.put("c", true);
+        assertThat(ArtifactDiff.compare(MANIFEST, PaperRun.fromJson(r.toJson()), r)).isEmpty();
+        assertThat(PaperRun.fromJson(r.toJson()).toJson()).isEqualTo(r.toJson());
+    }
+
+    @Test
+    void layoutCheckReportsMissingAndMistypedPathsButNotFreeKeys() throws Exception {
+        JsonNode reference = JSON.readTree("{\"a\": {\"b\": 1, \"c\": [{\"d\": true}]}, \"files\": {\"x.py\": \"h\"}}");
+        ObjectNode ours = (ObjectNode) JSON.readTree("{\"a\": {\"b\": 2.5, \"c\": [{\"d\": true}], \"extra\": 1}, \"files\": {\"y.java\": \"h\"}}");
+        assertThat(LayoutCheck.compare(reference, ours, List.of("files"))).isEmpty();
+        ((ObjectNode) ours.get("a")).put("b", "2.5");
+        ((ObjectNode) ours.get("a").get("c").get(0)).remove("d");
+        assertThat(LayoutCheck.compare(reference, ours, List.of("files")))
+                .containsExactlyInAnyOrder("a.b: expected number, got string", "a.c[].d: missing (reference has boolean)");
+        assertThat(LayoutCheck.compare(reference, ours, List.of())).contains("files.x.py: missing (reference has string)");
+    }
+
+    @Test
+    void committedReportsContainTheirSeedFilesLayout() throws Exception {
+        Path reports = Path.of("reports");
+        for (Manifest m : ManifestLoader.loadAll(Path.of("contracts"))) {
+            if (m.seedArtifact().isBlank()) {
+                continue;
+            }
+            JsonNode seed = JSON.readTree(Files.readString(Path.of(m.seedArtifact())));
+            Path ours = reports.resolve(m.paper() + ".cpu.json");
+            assertThat(ours).as("committed reference artifact for " + m.paper()).exists();
+            assertThat(LayoutCheck.compare(seed, JSON.readTree(Files.readString(ours)), m.freeKeys()))
+                    .as("layout of " + ours + " against " + m.seedArtifact()).isEmpty();
+        }
+    }
+}

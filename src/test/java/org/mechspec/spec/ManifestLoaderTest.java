@@ -1,0 +1,71 @@
+package org.mechspec.spec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+@Tag("platform")
+class ManifestLoaderTest {
+    private static final String VALID = """
+            {"paper": "demo", "title": "t", "seeds": [42], "dataset": {}, "protocol": {}, "claim_policy": {},
+             "limitations": [], "sources": [], "checks": [{"name": "c", "description": "d", "threshold": 1e-12}],
+             "metrics": [{"name": "m", "tolerance": {"abs": 0.5, "rel": 0}}], "artifact": {}}
+            """;
+
+    @Test
+    void validManifestLoadsWithThresholdsAndTolerances() {
+        Manifest m = ManifestLoader.parse("demo.json", VALID);
+        assertThat(m.check("c").threshold()).isEqualTo(1e-12);
+        assertThat(m.metric("m").withinTolerance(1.4, 1.0)).isTrue();
+        assertThat(m.metric("m").withinTolerance(1.6, 1.0)).isFalse();
+    }
+
+    @ParameterizedTest(name = "{1}")
+    @CsvSource(delimiter = '|', value = {
+        "\"seeds\": [42]|\"seeds\": []|field 'seeds' must not be empty",
+        "\"seeds\": [42]|\"seeds\": [4.5]|field 'seeds[0]' must be an integer",
+        "\"paper\": \"demo\"|\"paper\": \"Demo Paper\"|field 'paper' must be lower-case",
+        "{\"name\": \"c\", \"description\": \"d\", \"threshold\": 1e-12}|{\"name\": \"c\", \"threshold\": 1e-12}|field 'checks[0].description' must be a non-empty string",
+        "\"threshold\": 1e-12|\"threshold\": \"small\"|field 'checks[0].threshold' must be a number",
+        "\"abs\": 0.5|\"abs\": -1|field 'metrics[0].tolerance' must not be negative",
+        "\"artifact\": {}|\"artifact\": []|field 'artifact' must be an object",
+        "\"dataset\": {}, |                |field 'dataset' must be an object",
+    })
+    void malformedManifestNamesFileAndField(String from, String to, String message) {
+        String broken = VALID.replace(from, to == null ? "" : to);
+        assertThat(broken).isNotEqualTo(VALID);
+        assertThatThrownBy(() -> ManifestLoader.parse("contracts/demo.json", broken))
+                .isInstanceOf(ManifestException.class).hasMessageStartingWith("contracts/demo.json: ").hasMessageContaining(message);
+    }
+
+    @Test
+    void invalidJsonNamesFileAndLine() {
+        assertThatThrownBy(() -> ManifestLoader.parse("contracts/x.json", "{\n\"paper\": }"))
+                .isInstanceOf(ManifestException.class).hasMessageContaining("contracts/x.json: invalid JSON at line 2");
+    }
+
+    @Test
+    void hypothesisOverUndeclaredMetricIsRejected() {
+        String broken = VALID.replace("\"artifact\": {}", "\"artifact\": {}, \"hypotheses\": [{\"lhs\": \"m\", \"rhs\": \"nope\", \"sentence\": \"s\"}]");
+        assertThatThrownBy(() -> ManifestLoader.parse("contracts/demo.json", broken)).hasMessageContaining("undeclared metric 'nope'");
+    }
+
+    @Test
+    void everyCommittedManifestLoads() {
+        assertThat(ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")))).isNotEmpty();
+    }
+
+    @Test
+    void seedRunRejectsUndeclaredAndNonFiniteMetrics() {
+        SeedRun run = new SeedRun(ManifestLoader.parse("demo.json", VALID), "c", 42, org.mechspec.compute.CpuBackend.INSTANCE);
+        assertThatThrownBy(() -> run.metric("undeclared", 1.0)).hasMessageContaining("metric 'undeclared' is not declared");
+        assertThatThrownBy(() -> run.metric("m", Double.NaN)).hasMessageContaining("must be finite");
+        run.metric("m", 1.0);
+        assertThatThrownBy(() -> run.metric("m", 2.0)).hasMessageContaining("recorded twice with different values");
+    }
+}
