@@ -10,6 +10,7 @@ import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.Batch;
+import org.mechspec.model.Checkpoint;
 import org.mechspec.model.Matmul;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Config;
@@ -41,7 +42,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
 public class ModelBench {
-    static final Path FIXTURE_CONFIG = Path.of("fixtures/checkpoints/tiny-qwen2/config.json");
+    static final Path FIXTURE_CONFIG = Checkpoint.tinyQwen2().resolve(Checkpoint.CONFIG_FILE);
     /** Sequences of the fixture's training length per benchmarked batch. */
     static final int BATCH = 8;
     /** A q_proj-sized product over one batch: [512 tokens, 128] · [128, 256]. */
