@@ -5,29 +5,34 @@ import org.mechspec.model.Precision;
 import org.mechspec.model.Tensor;
 
 /**
- * Central finite differences of the converted block against its explicit backward, fp64: loss = mean (out − target)²,
- * every {@code stride}-th element of q, k and v perturbed by ±h. Error: max|numeric − analytic| / max|analytic|
- * over the probed elements.
+ * Central finite differences of the converted block against its explicit backward, fp64, for the linear functional
+ * loss = Σ_i w_i·out_i (so ∂loss/∂out = w is fixed and no probe sits at a minimum): every {@code stride}-th element of
+ * q, k and v is perturbed by ±h. Error: max|numeric − analytic| / max|analytic| over the probed elements.
  */
 final class BlockGradientCheck {
     private BlockGradientCheck() {
     }
 
-    static double relativeError(ConvertedAttention block, LayerSamples s, int stride, double h) {
-        HeadLayout layout = new HeadLayout(s.blocks(), s.seqLen(), s.heads(), s.kvHeads(), s.headDim());
-        Tensor q = Tensor.of(Precision.FP64, s.q(), s.q().length);
-        Tensor k = Tensor.of(Precision.FP64, s.k(), s.k().length);
-        Tensor v = Tensor.of(Precision.FP64, s.v(), s.v().length);
+    /** The MSE's direction at the current point: w = out − softmax output. */
+    static double[] mseDirection(ConvertedAttention block, LayerSamples s) {
+        double[] out = forward(block, layout(s), tensor(s.q()), tensor(s.k()), tensor(s.v())).toDoubles();
+        for (int i = 0; i < out.length; i++) {
+            out[i] -= s.softmax()[i];
+        }
+        return out;
+    }
+
+    static double relativeError(ConvertedAttention block, LayerSamples s, double[] weights, int stride, double h) {
+        HeadLayout layout = layout(s);
+        Tensor q = tensor(s.q());
+        Tensor k = tensor(s.k());
+        Tensor v = tensor(s.v());
         Tensor out = Tensor.zeros(Precision.FP64, s.q().length);
         var gradient = block.forward(layout, q, k, v, out);
-        Tensor dOut = Tensor.zeros(Precision.FP64, s.q().length);
-        for (int i = 0; i < dOut.size(); i++) {
-            dOut.set(i, 2.0 * (out.get(i) - s.softmax()[i]) / dOut.size());
-        }
         Tensor dq = Tensor.zeros(Precision.FP64, s.q().length);
         Tensor dk = Tensor.zeros(Precision.FP64, s.k().length);
         Tensor dv = Tensor.zeros(Precision.FP64, s.v().length);
-        gradient.accumulate(dOut, dq, dk, dv);
+        gradient.accumulate(tensor(weights), dq, dk, dv);
         double maxDiff = 0.0;
         double maxAnalytic = 0.0;
         Tensor[] inputs = {q, k, v};
@@ -37,9 +42,9 @@ final class BlockGradientCheck {
             for (int i = which; i < x.size(); i += stride) {
                 double original = x.get(i);
                 x.set(i, original + h);
-                double plus = loss(block, layout, q, k, v, s.softmax());
+                double plus = dot(weights, forward(block, layout, q, k, v));
                 x.set(i, original - h);
-                double minus = loss(block, layout, q, k, v, s.softmax());
+                double minus = dot(weights, forward(block, layout, q, k, v));
                 x.set(i, original);
                 double numeric = (plus - minus) / (2 * h);
                 maxDiff = Math.max(maxDiff, Math.abs(numeric - grads[which].get(i)));
@@ -49,14 +54,25 @@ final class BlockGradientCheck {
         return maxDiff / Math.max(maxAnalytic, 1e-300);
     }
 
-    private static double loss(ConvertedAttention block, HeadLayout layout, Tensor q, Tensor k, Tensor v, double[] target) {
+    private static HeadLayout layout(LayerSamples s) {
+        return new HeadLayout(s.blocks(), s.seqLen(), s.heads(), s.kvHeads(), s.headDim());
+    }
+
+    private static Tensor tensor(double[] x) {
+        return Tensor.of(Precision.FP64, x, x.length);
+    }
+
+    private static Tensor forward(ConvertedAttention block, HeadLayout layout, Tensor q, Tensor k, Tensor v) {
         Tensor out = Tensor.zeros(Precision.FP64, q.size());
         block.forward(layout, q, k, v, out);
+        return out;
+    }
+
+    private static double dot(double[] w, Tensor out) {
         double sum = 0.0;
-        for (int i = 0; i < out.size(); i++) {
-            double d = out.get(i) - target[i];
-            sum += d * d;
+        for (int i = 0; i < w.length; i++) {
+            sum += w[i] * out.get(i);
         }
-        return sum / out.size();
+        return sum;
     }
 }
