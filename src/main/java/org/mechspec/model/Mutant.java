@@ -18,6 +18,8 @@ enum Mutant {
     MERGE_WITHOUT_SCALE,
     /** AdamW steps along +gradient: overfitting one batch makes the loss rise. */
     ADAMW_ASCENT,
+    /** The safetensors writer rounds values to bf16 while declaring F32: save → load no longer round-trips. */
+    WRITER_ROUNDS_TO_BF16,
     /** RoPE rotates by −angle in the forward pass: the fixture's perplexity no longer matches its record. */
     ROPE_SIGN_FLIPPED
 }

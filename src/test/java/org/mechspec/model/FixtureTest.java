@@ -1,0 +1,91 @@
+package org.mechspec.model;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.DataFiles;
+import org.mechspec.data.WikiText2;
+
+/**
+ * The committed fixture {@code fixtures/checkpoints/tiny-qwen2} is what its training record says: same bytes,
+ * same test perplexity on the record's quick-check blocks, and within the issue's constraints.
+ */
+@Tag("model")
+class FixtureTest {
+    static final Path DIR = Path.of("fixtures/checkpoints/tiny-qwen2");
+    /** The quick check repeats the record's exact computation, so only last-bit drift is tolerated. */
+    static final double PERPLEXITY_TOLERANCE = 1e-9;
+
+    static JsonNode record() throws IOException {
+        return new ObjectMapper().readTree(DIR.resolve(Pretrain.RECORD_FILE).toFile());
+    }
+
+    /** Perplexity of {@code model} on the record's quick-check test blocks (one forward pass, as recorded). */
+    static double quickCheckPerplexity(Qwen2Model model, JsonNode record) {
+        ByteBlocks blocks = new ByteBlocks(WikiText2.TEST.bytes(), record.at("/data/block_length").intValue());
+        JsonNode idx = record.at("/ci_check/test_block_indices");
+        int[] indices = new int[idx.size()];
+        for (int i = 0; i < indices.length; i++) {
+            indices[i] = idx.get(i).intValue();
+        }
+        return Evaluation.perplexity(Evaluation.tokenNll(model, blocks, indices, indices.length));
+    }
+
+    /** The contract's predicate for a model loaded from {@code weights} bytes, with an optional mutant. */
+    static boolean matchesRecord(byte[] weights, Mutant mutant) throws IOException {
+        JsonNode record = record();
+        Qwen2Model model = Checkpoint.load(DIR, Precision.FP32).withMutant(mutant);
+        return ModelChecks.fixtureMatchesRecord(DataFiles.sha256(weights),
+                record.at("/checkpoint/model_safetensors_sha256").textValue(), quickCheckPerplexity(model, record),
+                record.at("/ci_check/test_perplexity").doubleValue(), PERPLEXITY_TOLERANCE);
+    }
+
+    @Test
+    void fixtureShaAndTestPerplexityMatchItsTrainingRecord() throws IOException {
+        assertThat(matchesRecord(Files.readAllBytes(DIR.resolve(Checkpoint.WEIGHTS_FILE)), Mutant.NONE)).isTrue();
+        assertThat(DataFiles.sha256(Files.readAllBytes(DIR.resolve(Checkpoint.CONFIG_FILE))))
+                .isEqualTo(record().at("/checkpoint/config_sha256").textValue());
+    }
+
+    @Test
+    void fixtureMeetsTheIssueConstraints() throws IOException {
+        JsonNode r = record();
+        Qwen2Config c = Qwen2Config.read(DIR.resolve(Checkpoint.CONFIG_FILE));
+        assertThat(c.numHiddenLayers()).isGreaterThanOrEqualTo(6);
+        assertThat(c.headDim()).isGreaterThanOrEqualTo(32);
+        assertThat(c.numKeyValueHeads()).isLessThan(c.numAttentionHeads());
+        assertThat(c.vocabSize()).isEqualTo(256);
+        assertThat(Files.size(DIR.resolve(Checkpoint.WEIGHTS_FILE))).isLessThanOrEqualTo(4_000_000L)
+                .isEqualTo(r.at("/checkpoint/model_safetensors_bytes").longValue());
+        assertThat(r.at("/training/wall_time_seconds").doubleValue()).isPositive().isLessThanOrEqualTo(20 * 60);
+        assertThat(r.at("/data/train_sha256").textValue()).isEqualTo(WikiText2.VALIDATION.sha256());
+        assertThat(r.at("/data/test_sha256").textValue()).isEqualTo(WikiText2.TEST.sha256());
+        assertThat(r.at("/evaluation/blocks").textValue()).isEqualTo("all");
+        double ppl = r.at("/evaluation/test_perplexity").doubleValue();
+        double unigram = r.at("/evaluation/unigram_perplexity").doubleValue();
+        assertThat(ppl).isEqualTo(StrictMath.exp(r.at("/evaluation/test_nll").doubleValue()));
+        assertThat(ppl / unigram).isLessThanOrEqualTo(0.6);
+        assertThat(r.at("/training/loss_curve").size()).isGreaterThan(10);
+        long params = 0;
+        for (Parameter p : Checkpoint.load(DIR, Precision.FP32).parameters()) {
+            params += p.value().size();
+        }
+        assertThat(params).isEqualTo(r.at("/checkpoint/parameters").longValue());
+    }
+
+    @Test
+    void recordedUnigramPerplexityIsReproducible() throws IOException {
+        JsonNode r = record();
+        ByteBlocks test = new ByteBlocks(WikiText2.TEST.bytes(), r.at("/data/block_length").intValue());
+        double[] nll = UnigramByteModel.fit(WikiText2.VALIDATION.bytes()).tokenNll(test, Evaluation.allBlocks(test.count()));
+        assertThat(Evaluation.perplexity(nll)).isEqualTo(r.at("/evaluation/unigram_perplexity").doubleValue());
+        assertThat(nll.length).isEqualTo(r.at("/evaluation/predicted_tokens").intValue());
+    }
+}
