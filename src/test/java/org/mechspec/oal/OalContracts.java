@@ -50,7 +50,7 @@ class OalContracts {
     /** The fixture model, loaded once (a missing fixture skips, and is retried by the next invocation). */
     private static synchronized Qwen2Model model() {
         if (fixtureModel == null) {
-            fixtureModel = OalFixture.load();
+            fixtureModel = OalFixture.load(ManifestLoader.forPaper(PAPER));
         }
         return fixtureModel;
     }

@@ -3,12 +3,18 @@ package org.mechspec.oal;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Tag;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.NonPositiveDenominatorException;
 import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
+import org.mechspec.model.Checkpoint;
+import org.mechspec.model.DType;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Config;
@@ -26,6 +32,15 @@ class OalInputErrorsTest {
                 TinyOal.text(2, 32 * 5)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("4 decoder layers").hasMessageContaining("converts layer 4");
+    }
+
+    @Test
+    void savedCheckpointWithoutTheConvertedLayerIsRejectedAtLoad(@TempDir Path dir) throws IOException {
+        Checkpoint.save(TinyOal.model(1, 4), dir, DType.F32);
+        assertThatThrownBy(() -> OalFixture.load(dir, Map.of())).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("converts layer 4, which it does not have");
+        assertThatThrownBy(() -> OalFixture.load(dir, Map.of("model.safetensors", "00")))
+                .hasMessageContaining("model.safetensors has SHA-256");
     }
 
     @Test
