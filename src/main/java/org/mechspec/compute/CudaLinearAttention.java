@@ -65,23 +65,9 @@ public final class CudaLinearAttention implements LinearAttentionOps {
                             double[] m, boolean recurrent) {
         double[] out = new double[q.length];
         double[] den = new double[s.denominatorElements()];
-        synchronized (cuda) {
-            try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
-                int e = Sizeof.DOUBLE;
-                CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * e);
-                CUdeviceptr dk = buf.upload(Pointer.to(k), (long) k.length * e);
-                CUdeviceptr dv = buf.upload(Pointer.to(v), (long) v.length * e);
-                CUdeviceptr dg = buf.upload(Pointer.to(groups), (long) groups.length * Sizeof.INT);
-                CUdeviceptr dm = buf.upload(Pointer.to(m), (long) m.length * e);
-                CUdeviceptr dout = buf.poisoned((long) out.length * e);
-                CUdeviceptr dden = buf.poisoned((long) den.length * e);
-                CUdeviceptr dstate = recurrent ? buf.poisoned(stateElements(s) * e) : null;
-                launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate,
-                        Pointer.to(new double[] {1.0 / Math.sqrt(s.headDim())}), Pointer.to(new double[] {EPSILON}), e);
-                cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * e);
-                cuMemcpyDtoH(Pointer.to(den), dden, (long) den.length * e);
-            }
-        }
+        run(kernel, s, Pointer.to(q), Pointer.to(k), Pointer.to(v), groups, Pointer.to(m), m.length, Pointer.to(out),
+                Pointer.to(den), Pointer.to(new double[] {1.0 / Math.sqrt(s.headDim())}), Pointer.to(new double[] {EPSILON}),
+                Sizeof.DOUBLE, recurrent);
         NonPositiveDenominatorException.requirePositive(s, den);
         return out;
     }
@@ -90,26 +76,33 @@ public final class CudaLinearAttention implements LinearAttentionOps {
                            float[] m, boolean recurrent) {
         float[] out = new float[q.length];
         float[] den = new float[s.denominatorElements()];
-        synchronized (cuda) {
-            try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
-                int e = Sizeof.FLOAT;
-                CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * e);
-                CUdeviceptr dk = buf.upload(Pointer.to(k), (long) k.length * e);
-                CUdeviceptr dv = buf.upload(Pointer.to(v), (long) v.length * e);
-                CUdeviceptr dg = buf.upload(Pointer.to(groups), (long) groups.length * Sizeof.INT);
-                CUdeviceptr dm = buf.upload(Pointer.to(m), (long) m.length * e);
-                CUdeviceptr dout = buf.poisoned((long) out.length * e);
-                CUdeviceptr dden = buf.poisoned((long) den.length * e);
-                CUdeviceptr dstate = recurrent ? buf.poisoned(stateElements(s) * e) : null;
-                launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate,
-                        Pointer.to(new float[] {(float) (1.0 / Math.sqrt(s.headDim()))}),
-                        Pointer.to(new float[] {(float) EPSILON}), e);
-                cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * e);
-                cuMemcpyDtoH(Pointer.to(den), dden, (long) den.length * e);
-            }
-        }
+        run(kernel, s, Pointer.to(q), Pointer.to(k), Pointer.to(v), groups, Pointer.to(m), m.length, Pointer.to(out),
+                Pointer.to(den), Pointer.to(new float[] {(float) (1.0 / Math.sqrt(s.headDim()))}),
+                Pointer.to(new float[] {(float) EPSILON}), Sizeof.FLOAT, recurrent);
         NonPositiveDenominatorException.requirePositive(s, den);
         return out;
+    }
+
+    /** Uploads the inputs, poisons out, den (and the recurrent state), launches, and copies out and den back. */
+    private void run(String kernel, QuadraticAttentionShape s, Pointer q, Pointer k, Pointer v, int[] groups, Pointer m,
+                     int mLength, Pointer outHost, Pointer denHost, Pointer invSqrtD, Pointer eps, int e, boolean recurrent) {
+        long outBytes = (long) s.queryElements() * e;
+        long denBytes = (long) s.denominatorElements() * e;
+        synchronized (cuda) {
+            try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+                CUdeviceptr dq = buf.upload(q, (long) s.queryElements() * e);
+                CUdeviceptr dk = buf.upload(k, (long) s.keyElements() * e);
+                CUdeviceptr dv = buf.upload(v, (long) s.keyElements() * e);
+                CUdeviceptr dg = buf.upload(Pointer.to(groups), (long) groups.length * Sizeof.INT);
+                CUdeviceptr dm = buf.upload(m, (long) mLength * e);
+                CUdeviceptr dout = buf.poisoned(outBytes);
+                CUdeviceptr dden = buf.poisoned(denBytes);
+                CUdeviceptr dstate = recurrent ? buf.poisoned(stateElements(s) * e) : null;
+                launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate, invSqrtD, eps, e);
+                cuMemcpyDtoH(outHost, dout, outBytes);
+                cuMemcpyDtoH(denHost, dden, denBytes);
+            }
+        }
     }
 
     private static long stateElements(QuadraticAttentionShape s) {
