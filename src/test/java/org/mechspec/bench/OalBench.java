@@ -83,7 +83,8 @@ public class OalBench {
     }
 
     public static void main(String[] args) throws RunnerException {
-        Collection<RunResult> results = new Runner(new OptionsBuilder().include(OalBench.class.getName()).build()).run();
+        // In-process: under exec:java a forked JVM would not see the test classpath.
+        Collection<RunResult> results = new Runner(new OptionsBuilder().include(OalBench.class.getName()).forks(0).build()).run();
         for (RunResult r : results) {
             System.out.printf("%s T=%s: %.1f calls/s (%.0f tokens/s)%n", r.getParams().getBenchmark(),
                     r.getParams().getParam("seqLen"), r.getPrimaryResult().getScore(),
