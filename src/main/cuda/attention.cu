@@ -3,26 +3,7 @@
 // One block per query row; scores live in dynamic shared memory (keyLen + blockDim elements).
 // Reductions use a fixed tree, so a run is deterministic for a given launch configuration.
 
-template <typename T> __device__ T exp_t(T x);
-template <> __device__ float exp_t<float>(float x) { return expf(x); }
-template <> __device__ double exp_t<double>(double x) { return exp(x); }
-
-template <typename T, bool IS_MAX>
-__device__ T block_reduce(T v, T* scratch) {
-    int tid = threadIdx.x;
-    scratch[tid] = v;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) {
-            T other = scratch[tid + stride];
-            scratch[tid] = IS_MAX ? (other > scratch[tid] ? other : scratch[tid]) : scratch[tid] + other;
-        }
-        __syncthreads();
-    }
-    T result = scratch[0];
-    __syncthreads();
-    return result;
-}
+#include "reductions.cuh"
 
 template <typename T>
 __device__ void attention_row(const T* q, const T* k, const T* v, const T* bias, T* out,

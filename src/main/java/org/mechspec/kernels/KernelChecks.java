@@ -31,67 +31,94 @@ public final class KernelChecks {
         return true;
     }
 
-    /** Inputs and expected outputs of the exhaustive fp16 rounding check. */
-    public record HalfCases(double[] inputs, double[] expected) {
+    /** A 16-bit float format, decoded by its IEEE-style definition (independent of HalfFloat). */
+    public enum Format {
+        FP16(0x7C00) {
+            @Override
+            double decode(int bits) {
+                int sign = (bits & 0x8000) != 0 ? -1 : 1;
+                int e = (bits >> 10) & 0x1F;
+                int m = bits & 0x3FF;
+                if (e == 31) {
+                    return m == 0 ? sign * Double.POSITIVE_INFINITY : Double.NaN;
+                }
+                return e == 0 ? sign * m * Math.pow(2, -24) : sign * (1 + m / 1024.0) * Math.pow(2, e - 15);
+            }
+        },
+        BF16(0x7F80) {
+            @Override
+            double decode(int bits) {
+                return Float.intBitsToFloat(bits << 16); // bf16 is the top half of a float
+            }
+        };
+
+        /** The code of +infinity: codes below it are the finite non-negative values. */
+        final int infinityCode;
+
+        Format(int infinityCode) {
+            this.infinityCode = infinityCode;
+        }
+
+        abstract double decode(int bits);
+    }
+
+    /** Inputs and expected outputs of an exhaustive rounding check. */
+    public record RoundingCases(double[] inputs, double[] expected) {
     }
 
     /**
-     * Every fp16 value (NaNs included), every midpoint between consecutive non-negative and non-positive
-     * halves (expected: the neighbour with the even code), and the doubles just either side of each midpoint.
+     * Every code of the format (NaNs included), every midpoint between consecutive values of one sign
+     * (expected: the neighbour with the even code; above the largest finite value that neighbour is
+     * infinity), and the doubles just either side of each midpoint.
      */
-    public static HalfCases halfCases() {
-        int n = 65536 + 3 * 2 * 31744;
+    public static RoundingCases roundingCases(Format f) {
+        int n = 65536 + 3 * 2 * f.infinityCode;
         double[] in = new double[n];
         double[] want = new double[n];
         int at = 0;
         for (int bits = 0; bits < 65536; bits++) {
-            double v = halfValue(bits);
+            double v = f.decode(bits);
             in[at] = v;
             want[at++] = v;
         }
         for (int sign = 0; sign <= 1; sign++) {
-            for (int code = 0; code < 31744; code++) { // pairs (code, code+1) up to (max finite, infinity)
-                double lo = halfValue(code | sign << 15);
-                double hi = halfValue((code + 1) | sign << 15);
-                double mid = hi == Double.POSITIVE_INFINITY || hi == Double.NEGATIVE_INFINITY
-                        ? lo + (lo - halfValue((code - 1) | sign << 15)) / 2 // 65520: half an ulp above max
-                        : (lo + hi) / 2;
-                double even = (code & 1) == 0 ? lo : hi;
+            for (int code = 0; code < f.infinityCode; code++) {
+                double lo = f.decode(code | sign << 15);
+                double hi = f.decode((code + 1) | sign << 15);
+                double mid = Double.isInfinite(hi) ? lo + (lo - f.decode((code - 1) | sign << 15)) / 2 : (lo + hi) / 2;
                 in[at] = mid;
-                want[at++] = even;
+                want[at++] = (code & 1) == 0 ? lo : hi;
                 in[at] = towardZero(mid);
                 want[at++] = lo;
                 in[at] = awayFromZero(mid);
                 want[at++] = hi;
             }
         }
-        return new HalfCases(in, want);
+        return new RoundingCases(in, want);
     }
 
-    /** How many outputs differ bit for bit from the definition (NaN matches NaN). */
+    /** How many of the backend's fp16 roundings differ bit for bit from the definition. */
     public static int halfMismatches(Backend backend) {
-        HalfCases c = halfCases();
-        double[] got = backend.roundToHalf(c.inputs());
+        RoundingCases c = roundingCases(Format.FP16);
+        return mismatches(backend.roundToHalf(c.inputs()), c.expected());
+    }
+
+    /** How many of the backend's bf16 roundings differ bit for bit from the definition. */
+    public static int bfloat16Mismatches(Backend backend) {
+        RoundingCases c = roundingCases(Format.BF16);
+        return mismatches(backend.roundToBfloat16(c.inputs()), c.expected());
+    }
+
+    private static int mismatches(double[] got, double[] expected) {
         int bad = 0;
         for (int i = 0; i < got.length; i++) {
-            boolean same = Double.isNaN(c.expected()[i]) ? Double.isNaN(got[i])
-                    : Double.doubleToLongBits(got[i]) == Double.doubleToLongBits(c.expected()[i]);
+            boolean same = Double.isNaN(expected[i]) ? Double.isNaN(got[i])
+                    : Double.doubleToLongBits(got[i]) == Double.doubleToLongBits(expected[i]);
             if (!same) {
                 bad++;
             }
         }
         return bad;
-    }
-
-    /** Decodes fp16 bits by the IEEE definition (independent of HalfFloat). */
-    static double halfValue(int bits) {
-        int sign = (bits & 0x8000) != 0 ? -1 : 1;
-        int e = (bits >> 10) & 0x1F;
-        int m = bits & 0x3FF;
-        if (e == 31) {
-            return m == 0 ? sign * Double.POSITIVE_INFINITY : Double.NaN;
-        }
-        return e == 0 ? sign * m * Math.pow(2, -24) : sign * (1 + m / 1024.0) * Math.pow(2, e - 15);
     }
 
     private static double towardZero(double x) {

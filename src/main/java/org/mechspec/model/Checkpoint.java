@@ -24,6 +24,14 @@ public final class Checkpoint {
     private Checkpoint() {
     }
 
+    /**
+     * The project's trained small model, {@code checkpoints/tiny-qwen2} under the fixtures folder
+     * ({@code -Dmechspec.fixtures.dir}, default {@code fixtures} in the working directory).
+     */
+    public static Path tinyQwen2() {
+        return Path.of(System.getProperty("mechspec.fixtures.dir", "fixtures"), "checkpoints", "tiny-qwen2");
+    }
+
     /** Reads the config and weights of {@code dir} into a fresh model of the given precision. */
     public static Qwen2Model load(Path dir, Precision precision) {
         Path configFile = dir.resolve(CONFIG_FILE);

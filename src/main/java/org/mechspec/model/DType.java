@@ -47,7 +47,6 @@ public enum DType {
             case F32 -> b.putFloat((float) v);
             case F16 -> b.putShort(HalfFloat.toHalfBits(v));
             case BF16 -> b.putShort(HalfFloat.toBfloat16Bits(v));
-            default -> throw new IllegalStateException(name());
         }
     }
 }

@@ -28,6 +28,7 @@ import picocli.CommandLine.Option;
         description = "Pretrain the tiny Qwen2 fixture on WikiText-2 (validation split) and evaluate it on the test split.")
 public final class Pretrain implements Callable<Integer> {
     static final String RECORD_FILE = "training.json";
+    private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--data-dir", description = "folder holding wikitext-2/ (default: -Dmechspec.data.dir or ../shared/data)")
     Path dataDir;
@@ -35,7 +36,7 @@ public final class Pretrain implements Callable<Integer> {
     Path out;
     @Option(names = "--seed", defaultValue = "20240607")
     long seed;
-    @Option(names = "--steps", defaultValue = "320")
+    @Option(names = "--steps", defaultValue = "200")
     int steps;
     @Option(names = "--batch", defaultValue = "32", description = "blocks per step")
     int batch;
@@ -90,7 +91,7 @@ public final class Pretrain implements Callable<Integer> {
         Rng rng = new Rng(seed);
         Qwen2Model model = Qwen2Model.initialized(config, Precision.FP32, rng, Qwen2Model.INIT_STD);
         AdamW optimizer = new AdamW(model.trainableParameters(), 0.9, 0.95, 1e-8, weightDecay);
-        ArrayNode curve = JsonMapper.MAPPER.createArrayNode();
+        ArrayNode curve = JSON.createArrayNode();
         int[] order = train.shuffledOrder(rng);
         int cursor = 0;
         int epochs = 1;
@@ -140,7 +141,7 @@ public final class Pretrain implements Callable<Integer> {
         ObjectNode record = record(config, trainBytes, train, test, curve, epochs, trainSeconds, evalSeconds,
                 stored, evalIndices, nll, unigramNll, ciIndices, ciNll);
         SafeTensorsWriter.writeAtomically(out.resolve(RECORD_FILE),
-                (JsonMapper.MAPPER.writerWithDefaultPrettyPrinter().writeValueAsString(record) + "\n")
+                (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(record) + "\n")
                         .getBytes(StandardCharsets.UTF_8));
         System.out.printf("test perplexity %.4f, unigram %.4f, ratio %.4f; training %.0f s, evaluation %.0f s%n",
                 Evaluation.perplexity(nll), Evaluation.perplexity(unigramNll),
@@ -161,8 +162,7 @@ public final class Pretrain implements Callable<Integer> {
                               ArrayNode curve, int epochs, double trainSeconds, double evalSeconds, Qwen2Model model,
                               int[] evalIndices, double[] nll, double[] unigramNll, int[] ciIndices, double[] ciNll)
             throws java.io.IOException {
-        ObjectMapper m = JsonMapper.MAPPER;
-        ObjectNode r = m.createObjectNode();
+        ObjectNode r = JSON.createObjectNode();
         r.put("model", "tiny-qwen2");
         r.put("command", "org.mechspec.model.Pretrain");
         r.put("seed", seed);
@@ -212,7 +212,7 @@ public final class Pretrain implements Callable<Integer> {
         ev.put("blocks", evalIndices.length == test.count() ? "all" : "evenly spaced");
         ev.put("block_count", evalIndices.length);
         ev.put("predicted_tokens", nll.length);
-        ev.put("what", "per-byte NLL of bytes 1..L-1 of each block given the bytes before it, mean over blocks");
+        ev.put("what", "per-byte NLL of bytes 1..L-1 of each block given the bytes before it; mean over all predictions");
         ev.put("test_nll", Evaluation.meanNll(nll));
         ev.put("test_perplexity", Evaluation.perplexity(nll));
         ev.put("unigram", "byte unigram fitted on the training split with add-one smoothing, same predictions");
@@ -236,11 +236,4 @@ public final class Pretrain implements Callable<Integer> {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
-    /** One shared Jackson mapper. */
-    static final class JsonMapper {
-        static final ObjectMapper MAPPER = new ObjectMapper();
-
-        private JsonMapper() {
-        }
-    }
 }

@@ -13,6 +13,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.mechspec.compute.HalfFloat;
 
 /**
  * Writes safetensors files: header JSON ({@code __metadata__} first, tensors in the given order, back to back),
@@ -76,7 +77,7 @@ public final class SafeTensorsWriter {
                     throw new IllegalArgumentException("tensor " + t.name() + " element " + i + " is " + v);
                 }
                 if (mutant == Mutant.WRITER_ROUNDS_TO_BF16) {
-                    v = org.mechspec.compute.HalfFloat.roundToBfloat16(v);
+                    v = HalfFloat.roundToBfloat16(v);
                 }
                 dtype.write(out, v);
             }

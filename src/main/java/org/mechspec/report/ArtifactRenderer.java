@@ -25,13 +25,24 @@ public final class ArtifactRenderer {
     private final PaperRun run;
     private final String commit;
     private final Map<String, String> sources;
+    private final String jvm;
     private final ObjectNode block;
 
     public ArtifactRenderer(Manifest manifest, PaperRun run, SourceFingerprints.Recorded fingerprints) {
+        this(manifest, run, fingerprints.commit(), fingerprints.under(manifest.sources()),
+                System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+    }
+
+    /**
+     * Renders a run made elsewhere (e.g. shards joined by {@code mechspec merge}) with the commit, executed-source
+     * hashes and JVM those runs recorded, instead of this process's.
+     */
+    public ArtifactRenderer(Manifest manifest, PaperRun run, String commit, Map<String, String> sources, String jvm) {
         this.manifest = manifest;
         this.run = run;
-        this.commit = fingerprints.commit();
-        this.sources = fingerprints.under(manifest.sources());
+        this.commit = commit;
+        this.sources = sources;
+        this.jvm = jvm;
         this.block = run.toJson();
         block.put("manifest_sha256", DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8)));
         block.put("commit", commit);
@@ -82,6 +93,8 @@ public final class ArtifactRenderer {
             }
             case "$seed":
                 return F.numberNode(requireSeed(form, seed));
+            case "$first_seed":
+                return F.numberNode(run.seeds.firstKey());
             case "$checks": {
                 ObjectNode o = F.objectNode();
                 long s = requireSeed(form, seed);
@@ -103,7 +116,7 @@ public final class ArtifactRenderer {
             case "$device":
                 return F.textNode(run.device);
             case "$jvm":
-                return F.textNode(System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+                return F.textNode(jvm);
             case "$commit":
                 return F.textNode(commit);
             case "$dataset_fingerprint":
@@ -139,9 +152,16 @@ public final class ArtifactRenderer {
             }
             case "$metric":
             case "$check": {
-                Object v = seedValue(requireSeed(form, seed), arg.asText());
+                // "name" inside $each_seed, or {"name": ..., "seed": 42 | "first"} anywhere for one seed's value.
+                long s = !arg.isObject() ? requireSeed(form, seed)
+                        : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
+                String name = arg.isObject() ? arg.path("name").asText() : arg.asText();
+                if (!run.seeds.containsKey(s)) {
+                    throw new IllegalStateException(run.paper + ": seed " + s + " did not run, so '" + name + "' has no value");
+                }
+                Object v = seedValue(s, name);
                 if (v == null) {
-                    throw new IllegalStateException(run.paper + ": seed " + seed + " has no value for '" + arg.asText() + "'");
+                    throw new IllegalStateException(run.paper + ": seed " + s + " has no value for '" + name + "'");
                 }
                 return PaperRun.JSON.valueToTree(v);
             }

@@ -1,11 +1,16 @@
 package org.mechspec.bench;
 
+import java.io.File;
+import java.net.URISyntaxException;
+import java.net.URL;
+import java.net.URLClassLoader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.Batch;
+import org.mechspec.model.Checkpoint;
 import org.mechspec.model.Matmul;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Config;
@@ -37,7 +42,7 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 @Warmup(iterations = 2, time = 1)
 @Measurement(iterations = 3, time = 1)
 public class ModelBench {
-    static final Path FIXTURE_CONFIG = Path.of("fixtures/checkpoints/tiny-qwen2/config.json");
+    static final Path FIXTURE_CONFIG = Checkpoint.tinyQwen2().resolve(Checkpoint.CONFIG_FILE);
     /** Sequences of the fixture's training length per benchmarked batch. */
     static final int BATCH = 8;
     /** A q_proj-sized product over one batch: [512 tokens, 128] · [128, 256]. */
@@ -99,6 +104,7 @@ public class ModelBench {
     }
 
     public static void main(String[] args) throws RunnerException {
+        exposeClasspathToForks();
         Collection<RunResult> results = new Runner(new OptionsBuilder().include(ModelBench.class.getName()).build()).run();
         double tokensPerBatch = (double) BATCH * fixtureConfig().maxPositionEmbeddings();
         double blocked = 0;
@@ -116,5 +122,23 @@ public class ModelBench {
         }
         System.out.printf("matmul %dx%dx%d: blocked %.2f GFLOP/s, naive %.2f GFLOP/s, ratio %.2f%n", M, K, N, blocked,
                 naive, blocked / naive);
+    }
+
+    /**
+     * Under {@code exec:java} the classes live in a class loader, not on java.class.path, which is what JMH gives
+     * its forked JVM; publish the loader's URLs there.
+     */
+    static void exposeClasspathToForks() {
+        if (Thread.currentThread().getContextClassLoader() instanceof URLClassLoader loader) {
+            StringBuilder cp = new StringBuilder();
+            for (URL url : loader.getURLs()) {
+                try {
+                    cp.append(cp.length() == 0 ? "" : File.pathSeparator).append(Path.of(url.toURI()));
+                } catch (URISyntaxException e) {
+                    throw new IllegalStateException("unusable classpath entry " + url, e);
+                }
+            }
+            System.setProperty("java.class.path", cp.toString());
+        }
     }
 }

@@ -56,6 +56,14 @@ class KernelContracts {
         assertThat(mismatches).as("fp16 results differing from round-to-nearest-even").isZero();
     }
 
+    @Contract(paper = PAPER, check = "bf16_round_nearest_even_exhaustive")
+    @Seeded
+    void bf16Exhaustive(SeedRun run) {
+        int mismatches = KernelChecks.bfloat16Mismatches(run.backend());
+        run.metric("bf16_mismatches", (long) mismatches);
+        assertThat(mismatches).as("bf16 results differing from round-to-nearest-even").isZero();
+    }
+
     @Contract(paper = PAPER, check = "fp16_round_nearest_even_exhaustive")
     @Test
     void fp16RoundingIsNearestAndIdempotent() {

@@ -78,6 +78,22 @@ class KernelMutantsTest {
     }
 
     @Test
+    void mutantBf16TruncationFails() {
+        Backend truncates = new MutantBackend() {
+            @Override
+            public double[] roundToBfloat16(double[] x) {
+                double[] out = new double[x.length];
+                for (int i = 0; i < x.length; i++) {
+                    out[i] = Float.intBitsToFloat(Float.floatToRawIntBits((float) x[i]) & 0xFFFF0000);
+                }
+                return out;
+            }
+        };
+        assertThat(KernelChecks.bfloat16Mismatches(CpuBackend.INSTANCE)).isZero();
+        assertThat(KernelChecks.bfloat16Mismatches(truncates)).isPositive();
+    }
+
+    @Test
     void mutantFp16TiesAwayFromZeroFails() {
         Backend tiesAway = new MutantBackend() {
             @Override

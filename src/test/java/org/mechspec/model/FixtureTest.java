@@ -19,7 +19,7 @@ import org.mechspec.data.WikiText2;
  */
 @Tag("model")
 class FixtureTest {
-    static final Path DIR = Path.of("fixtures/checkpoints/tiny-qwen2");
+    static final Path DIR = Checkpoint.tinyQwen2();
     /** The quick check repeats the record's exact computation, so only last-bit drift is tolerated. */
     static final double PERPLEXITY_TOLERANCE = 1e-9;
 

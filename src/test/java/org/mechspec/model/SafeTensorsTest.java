@@ -29,13 +29,7 @@ class SafeTensorsTest {
         model.config().write(dir.resolve(Checkpoint.CONFIG_FILE));
         SafeTensorsWriter.write(dir.resolve(Checkpoint.WEIGHTS_FILE), Checkpoint.named(model), DType.F32,
                 Map.of("format", "pt"), writerMutant);
-        Qwen2Model loaded = Checkpoint.load(dir, model.precision());
-        for (Parameter p : model.parameters()) {
-            if (!ModelChecks.bitIdentical(loaded.parameter(p.name()).value(), p.value())) {
-                return false;
-            }
-        }
-        return true;
+        return TinyModels.differingParameters(model, Checkpoint.load(dir, model.precision())).isEmpty();
     }
 
     static Qwen2Model fp32Model() {
@@ -60,9 +54,7 @@ class SafeTensorsTest {
         Qwen2Model model = TinyModels.randomModel(TinyModels.config(true), Precision.FP64, 53);
         Checkpoint.save(model, dir, DType.F64);
         Qwen2Model loaded = Checkpoint.load(dir, Precision.FP64);
-        for (Parameter p : model.parameters()) {
-            assertThat(loaded.parameter(p.name()).value().bitEquals(p.value())).as(p.name()).isTrue();
-        }
+        assertThat(TinyModels.differingParameters(model, loaded)).isEmpty();
     }
 
     @Test
@@ -95,9 +87,7 @@ class SafeTensorsTest {
             assertThat(files.filter(f -> f.getFileName().toString().startsWith("model-")).count()).isGreaterThan(2);
         }
         Qwen2Model loaded = Checkpoint.load(dir, Precision.FP32);
-        for (Parameter p : model.parameters()) {
-            assertThat(loaded.parameter(p.name()).value().bitEquals(p.value())).as(p.name()).isTrue();
-        }
+        assertThat(TinyModels.differingParameters(model, loaded)).isEmpty();
     }
 
     @Test
@@ -226,9 +216,7 @@ class SafeTensorsTest {
         ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).putFloat(bytes.length - 4, Float.POSITIVE_INFINITY);
         Files.write(file, bytes);
         assertThatThrownBy(() -> Checkpoint.loadInto(target, dir)).hasMessageContaining("lm_head.weight");
-        for (Parameter p : before.parameters()) {
-            assertThat(target.parameter(p.name()).value().bitEquals(p.value())).as(p.name()).isTrue();
-        }
+        assertThat(TinyModels.differingParameters(before, target)).isEmpty();
     }
 
     @Test

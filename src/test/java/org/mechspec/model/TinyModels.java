@@ -1,5 +1,7 @@
 package org.mechspec.model;
 
+import java.util.ArrayList;
+import java.util.List;
 import org.mechspec.compute.Rng;
 
 /** Small configs and inputs for the model's contracts. */
@@ -41,5 +43,16 @@ final class TinyModels {
         }
         tg[1] = Batch.IGNORE;
         return new Batch(in, tg, batch, seqLen);
+    }
+
+    /** Names of the base parameters whose values differ in any bit between the two models (empty: identical). */
+    static List<String> differingParameters(Qwen2Model a, Qwen2Model b) {
+        List<String> out = new ArrayList<>();
+        for (Parameter p : a.parameters()) {
+            if (!b.parameter(p.name()).value().bitEquals(p.value())) {
+                out.add(p.name());
+            }
+        }
+        return out;
     }
 }

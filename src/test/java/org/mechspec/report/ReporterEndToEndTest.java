@@ -95,6 +95,14 @@ class ReporterEndToEndTest {
     }
 
     @Test
+    void singleSeedFormsPickThatSeedsValue() {
+        assertThat(artifact.at("/one_seed/seed").asLong()).isEqualTo(42);
+        assertThat(artifact.at("/one_seed/fails_on_43").isBoolean()).isTrue();
+        assertThat(artifact.at("/one_seed/fails_on_43").asBoolean()).isFalse();
+        assertThat(artifact.at("/one_seed/value_of_first").asDouble()).isEqualTo(63.0);
+    }
+
+    @Test
     void provenanceAndAllureEnvironmentAreWrittenAndNoTempFileIsLeft() throws Exception {
         assertThat(artifact.at("/provenance/commit").asText()).isNotBlank();
         assertThat(artifact.at("/provenance/backend").asText()).isEqualTo("cpu");
@@ -153,6 +161,8 @@ class ReporterEndToEndTest {
                 "metrics": {"$aggregate": {"stats": ["mean", "std", "n"], "metrics": ["value", "bytes"]}},
                 "negative_result": "$negative_result",
                 "claims_improvement": "$claims_improvement",
+                "one_seed": {"seed": "$first_seed", "fails_on_43": {"$check": {"name": "fails", "seed": 43}},
+                             "value_of_first": {"$metric": {"name": "value", "seed": "first"}}},
                 "provenance": {"commit": "$commit", "backend": "$backend", "sources": "$sources"}
               }
             }

@@ -1,0 +1,65 @@
+package org.mechspec.cli;
+
+import java.io.PrintWriter;
+import org.mechspec.spec.ManifestException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts.
+ * Exit codes: 0 fine, 1 findings (failed contracts, invalid artifacts, drift, refused merge),
+ * 2 usage errors and input the command cannot work with (missing file, invalid JSON, unknown paper, no device).
+ */
+@Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
+        description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
+        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class})
+public final class Main implements Runnable {
+    static final int OK = 0;
+    static final int FINDINGS = 1;
+    static final int BAD_INPUT = 2;
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge or diff");
+    }
+
+    public static void main(String[] args) {
+        System.exit(execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
+    }
+
+    /** Runs one command line with the given streams and returns its exit code. */
+    static int execute(PrintWriter out, PrintWriter err, String... args) {
+        CommandLine cl = new CommandLine(new Main());
+        cl.setOut(out);
+        cl.setErr(err);
+        cl.setParameterExceptionHandler((e, a) -> {
+            err.println("mechspec: " + e.getMessage() + " (see: mechspec " + commandName(e.getCommandLine()) + "--help)");
+            err.flush();
+            return BAD_INPUT;
+        });
+        cl.setExecutionExceptionHandler((e, line, parsed) -> {
+            if (e instanceof InputException || e instanceof ManifestException) {
+                err.println("mechspec: " + e.getMessage());
+            } else {
+                err.println("mechspec: internal error: " + e);
+                e.printStackTrace(err);
+            }
+            err.flush();
+            return BAD_INPUT;
+        });
+        int code = cl.execute(args);
+        out.flush();
+        err.flush();
+        return code;
+    }
+
+    private static String commandName(CommandLine line) {
+        return line.getParent() == null ? "" : line.getCommandName() + " ";
+    }
+}

@@ -1,0 +1,169 @@
+package org.mechspec.cli;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPackage;
+
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import org.junit.platform.engine.TestExecutionResult;
+import org.junit.platform.launcher.LauncherDiscoveryRequest;
+import org.junit.platform.launcher.TagFilter;
+import org.junit.platform.launcher.TestExecutionListener;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
+import org.junit.platform.launcher.listeners.TestExecutionSummary;
+import org.mechspec.compute.DeviceProbe;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParameterException;
+import picocli.CommandLine.Spec;
+
+/**
+ * Runs the contracts through the JUnit Platform launcher with the same reporter as {@code mvn verify} (registered by
+ * ServiceLoader), configured through the system properties it reads.
+ */
+@Command(name = "run", mixinStandardHelpOptions = true, header = "Run the contracts and write artifacts and Allure results.", description = {
+    "Run the contracts (tag 'contract'; --paper narrows them to some papers).",
+    "Writes DIR/reports/<paper>.<backend>.json and DIR/allure-results.",
+    "Exit 0 all passed, 1 a contract failed, 2 bad options or no usable GPU for --backend cuda."})
+final class RunCommand implements Callable<Integer> {
+    @Option(names = "--paper", paramLabel = "P", description = "run only this paper's contracts (repeatable; default: all)")
+    List<String> papers = new ArrayList<>();
+
+    @Option(names = "--seeds", paramLabel = "S,S", description = "only these manifest seeds, e.g. 42,43 (default: all)")
+    String seeds = "";
+
+    @Option(names = "--backend", paramLabel = "B", defaultValue = "auto",
+            description = "auto (cpu, plus cuda when a device answers), cpu or cuda (default: ${DEFAULT-VALUE})")
+    String backend;
+
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "mechspec-out", description = "output folder (default: ${DEFAULT-VALUE})")
+    Path out;
+
+    @Option(names = "--data-dir", paramLabel = "DIR", description = "data sets folder (e.g. ../shared/data); without it, data-backed runs are skipped")
+    Path dataDir;
+
+    @Spec
+    CommandSpec spec;
+
+    /** What discovery scans and leaves out; tests narrow these to run their own fixture contracts. */
+    String scanPackage = "org.mechspec";
+    List<String> excludedTags = List.of("launcher-fixture");
+
+    @Override
+    public Integer call() {
+        PrintWriter stdout = spec.commandLine().getOut();
+        PrintWriter stderr = spec.commandLine().getErr();
+        checkOptions();
+        if (backend.equals("cuda") && DeviceProbe.unavailableReason() != null) {
+            stderr.println("mechspec: --backend cuda was asked for, but " + DeviceProbe.unavailableReason());
+            return Main.BAD_INPUT;
+        }
+        Map<String, String> properties = new HashMap<>();
+        properties.put("mechspec.backend", backend);
+        properties.put("mechspec.seeds", seeds);
+        properties.put("mechspec.out", out.toAbsolutePath().resolve("reports").toString());
+        properties.put("allure.results.directory", out.toAbsolutePath().resolve("allure-results").toString());
+        if (dataDir != null) {
+            properties.put("mechspec.data.dir", dataDir.toAbsolutePath().toString());
+        }
+        SummaryGeneratingListener summary = new SummaryGeneratingListener();
+        Map<String, String> saved = new HashMap<>();
+        properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
+        try {
+            LauncherFactory.create().execute(request(), summary, new FailurePrinter(stdout));
+        } finally {
+            saved.forEach((k, v) -> {
+                if (v == null) {
+                    System.clearProperty(k);
+                } else {
+                    System.setProperty(k, v);
+                }
+            });
+        }
+        TestExecutionSummary s = summary.getSummary();
+        long failed = s.getTotalFailureCount();
+        stdout.println("contracts: " + s.getTestsSucceededCount() + " passed, " + failed + " failed, "
+                + (s.getTestsSkippedCount() + s.getTestsAbortedCount()) + " skipped");
+        stdout.flush();
+        if (s.getTestsFoundCount() == 0) {
+            stderr.println("mechspec: no contract matched" + (papers.isEmpty() ? "" : " --paper " + String.join(", ", papers)));
+            return Main.BAD_INPUT;
+        }
+        return failed > 0 ? Main.FINDINGS : Main.OK;
+    }
+
+    private void checkOptions() {
+        if (!List.of("auto", "cpu", "cuda").contains(backend)) {
+            throw new ParameterException(spec.commandLine(), "--backend must be auto, cpu or cuda, got '" + backend + "'");
+        }
+        if (!seeds.isBlank() && !seeds.matches("\\s*-?\\d+\\s*(,\\s*-?\\d+\\s*)*")) {
+            throw new ParameterException(spec.commandLine(), "--seeds must be a comma-separated list of integers, got '" + seeds + "'");
+        }
+        List<String> known = Manifests.classpath().papers();
+        for (String p : papers) {
+            if (!known.contains(p)) {
+                throw new ParameterException(spec.commandLine(), "unknown paper '" + p + "' (known: " + String.join(", ", known) + ")");
+            }
+        }
+    }
+
+    private LauncherDiscoveryRequest request() {
+        LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectPackage(scanPackage))
+                .filters(TagFilter.includeTags("contract"));
+        if (!excludedTags.isEmpty()) {
+            b.filters(TagFilter.excludeTags(excludedTags));
+        }
+        if (!papers.isEmpty()) {
+            b.filters(TagFilter.includeTags(papers));
+        }
+        return b.build();
+    }
+
+    /** One line per failed contract, so a run's log says what failed without a stack trace wall. */
+    private static final class FailurePrinter implements TestExecutionListener {
+        private final PrintWriter out;
+        private TestPlan plan;
+
+        FailurePrinter(PrintWriter out) {
+            this.out = out;
+        }
+
+        @Override
+        public void testPlanExecutionStarted(TestPlan testPlan) {
+            plan = testPlan;
+        }
+
+        @Override
+        public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+            if (result.getStatus() == TestExecutionResult.Status.FAILED) {
+                String why = result.getThrowable().map(t -> oneLine(String.valueOf(t.getMessage()))).orElse("");
+                out.println("FAILED " + name(id) + ": " + why);
+                out.flush();
+            }
+        }
+
+        /** AssertJ messages span lines ("[what] Expecting actual: 43 to be less than: 43"): one line, shortened. */
+        private static String oneLine(String message) {
+            String line = message.replaceAll("\\s+", " ").strip();
+            return line.length() <= 240 ? line : line.substring(0, 237) + "...";
+        }
+
+        private String name(TestIdentifier id) {
+            List<String> parts = new ArrayList<>();
+            for (TestIdentifier t = id; t != null && t.getParentId().isPresent(); t = plan.getParent(t).orElse(null)) {
+                parts.add(0, t.getDisplayName());
+            }
+            return String.join(" > ", parts);
+        }
+    }
+}

@@ -1,0 +1,371 @@
+package org.mechspec.compute;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+
+import java.util.Arrays;
+import jcuda.Pointer;
+import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * {@link PackedCacheOps} on CUDA: the kernels of {@code src/main/cuda/pnmix.cu}. Every output buffer is poisoned
+ * (0xFF bytes: NaN for floats, −1 for int codes) before a launch, so an element a kernel forgot to write shows up
+ * in the differential contracts. All device buffers of a call are freed when it returns, so the largest single
+ * call's allocation is the device peak of a run.
+ */
+public final class CudaPackedCacheOps implements PackedCacheOps {
+    private static final int THREADS = 128;
+    private static final String MODULE = "pnmix";
+
+    private final CudaBackend backend;
+    private long peakWorkingBytes;
+
+    CudaPackedCacheOps(CudaBackend backend) {
+        this.backend = backend;
+    }
+
+    @Override
+    public String name() {
+        return "cuda";
+    }
+
+    @Override
+    public long peakWorkingBytes() {
+        return peakWorkingBytes;
+    }
+
+    @Override
+    public byte[] packPerChannel(int[] codes, int tokens, int[] bits) {
+        int channels = bits.length;
+        int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
+        PackedCacheOps.checkCodes(codes, (long) tokens * channels, bits, channels);
+        byte[] out = new byte[off[channels]];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dCodes = b.upload(codes);
+            CUdeviceptr dBits = b.upload(bits);
+            CUdeviceptr dOff = b.upload(off);
+            CUdeviceptr dOut = b.poisoned(out.length);
+            launch("pack_per_channel", channels, Pointer.to(Pointer.to(dCodes), Pointer.to(dOut), Pointer.to(dBits),
+                    Pointer.to(dOff), ints(tokens), ints(channels)));
+            b.download(out, dOut);
+        }
+        return out;
+    }
+
+    @Override
+    public int[] unpackPerChannel(byte[] packed, int tokens, int[] bits) {
+        int channels = bits.length;
+        int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
+        CpuPackedCacheOps.requireBytes("packed per-channel codes", packed.length, off[channels]);
+        int[] codes = new int[tokens * channels];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dPacked = b.upload(packed);
+            CUdeviceptr dBits = b.upload(bits);
+            CUdeviceptr dOff = b.upload(off);
+            CUdeviceptr dCodes = b.poisoned(4L * codes.length);
+            launch("unpack_per_channel", codes.length, Pointer.to(Pointer.to(dPacked), Pointer.to(dCodes),
+                    Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels)));
+            b.download(codes, dCodes);
+        }
+        return codes;
+    }
+
+    @Override
+    public byte[] packPerToken(int[] codes, int tokens, int channels, int groupChannels, int bits) {
+        int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
+        PackedCacheOps.checkCodes(codes, (long) tokens * channels, CpuPackedCacheOps.uniform(channels, bits), channels);
+        byte[] out = new byte[tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits)];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dCodes = b.upload(codes);
+            CUdeviceptr dOut = b.poisoned(out.length);
+            launch("pack_per_token", tokens * groups, Pointer.to(Pointer.to(dCodes), Pointer.to(dOut), ints(tokens),
+                    ints(channels), ints(groupChannels), ints(bits)));
+            b.download(out, dOut);
+        }
+        return out;
+    }
+
+    @Override
+    public int[] unpackPerToken(byte[] packed, int tokens, int channels, int groupChannels, int bits) {
+        int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
+        CpuPackedCacheOps.requireBytes("packed per-token codes", packed.length,
+                (long) tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits));
+        int[] codes = new int[tokens * channels];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dPacked = b.upload(packed);
+            CUdeviceptr dCodes = b.poisoned(4L * codes.length);
+            launch("unpack_per_token", codes.length, Pointer.to(Pointer.to(dPacked), Pointer.to(dCodes), ints(tokens),
+                    ints(channels), ints(groupChannels), ints(bits)));
+            b.download(codes, dCodes);
+        }
+        return codes;
+    }
+
+    @Override
+    public PackedBlock quantizePerChannel(double[] x, int tokens, int[] bits, OneBitLevels oneBit) {
+        int channels = bits.length;
+        int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
+        CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
+        byte[] codes = new byte[off[channels]];
+        byte[] meta = new byte[4 * channels];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dx = b.upload(x);
+            CUdeviceptr dCodes = b.poisoned(codes.length);
+            CUdeviceptr dMeta = b.poisoned(meta.length);
+            CUdeviceptr dBits = b.upload(bits);
+            CUdeviceptr dOff = b.upload(off);
+            launch("quantize_per_channel", channels, Pointer.to(Pointer.to(dx), Pointer.to(dCodes), Pointer.to(dMeta),
+                    Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels), ints(means(oneBit))));
+            b.download(codes, dCodes);
+            b.download(meta, dMeta);
+        }
+        return finiteLevels(new PackedBlock(codes, meta));
+    }
+
+    @Override
+    public PackedBlock quantizePerToken(double[] x, int tokens, int channels, int groupChannels, int bits, OneBitLevels oneBit) {
+        int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
+        CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
+        byte[] codes = new byte[tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits)];
+        byte[] meta = new byte[4 * tokens * groups];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dx = b.upload(x);
+            CUdeviceptr dCodes = b.poisoned(codes.length);
+            CUdeviceptr dMeta = b.poisoned(meta.length);
+            launch("quantize_per_token", tokens * groups, Pointer.to(Pointer.to(dx), Pointer.to(dCodes), Pointer.to(dMeta),
+                    ints(tokens), ints(channels), ints(groupChannels), ints(bits), ints(means(oneBit))));
+            b.download(codes, dCodes);
+            b.download(meta, dMeta);
+        }
+        return finiteLevels(new PackedBlock(codes, meta));
+    }
+
+    @Override
+    public double[] dequantizePerChannel(PackedBlock block, int tokens, int[] bits) {
+        int channels = bits.length;
+        int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
+        CpuPackedCacheOps.requireBytes("packed per-channel codes", block.codes().length, off[channels]);
+        CpuPackedCacheOps.requireBytes("per-channel metadata", block.meta().length, 4L * channels);
+        double[] out = new double[tokens * channels];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dCodes = b.upload(block.codes());
+            CUdeviceptr dMeta = b.upload(block.meta());
+            CUdeviceptr dOut = b.poisoned(8L * out.length);
+            CUdeviceptr dBits = b.upload(bits);
+            CUdeviceptr dOff = b.upload(off);
+            launch("dequantize_per_channel", out.length, Pointer.to(Pointer.to(dCodes), Pointer.to(dMeta),
+                    Pointer.to(dOut), Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels)));
+            b.download(out, dOut);
+        }
+        return out;
+    }
+
+    @Override
+    public double[] dequantizePerToken(PackedBlock block, int tokens, int channels, int groupChannels, int bits) {
+        int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
+        CpuPackedCacheOps.requireBytes("packed per-token codes", block.codes().length,
+                (long) tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits));
+        CpuPackedCacheOps.requireBytes("per-token metadata", block.meta().length, 4L * tokens * groups);
+        double[] out = new double[tokens * channels];
+        try (Buffers b = new Buffers()) {
+            CUdeviceptr dCodes = b.upload(block.codes());
+            CUdeviceptr dMeta = b.upload(block.meta());
+            CUdeviceptr dOut = b.poisoned(8L * out.length);
+            launch("dequantize_per_token", out.length, Pointer.to(Pointer.to(dCodes), Pointer.to(dMeta), Pointer.to(dOut),
+                    ints(tokens), ints(channels), ints(groupChannels), ints(bits)));
+            b.download(out, dOut);
+        }
+        return out;
+    }
+
+    @Override
+    public PackedAttention attend(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal,
+                                  boolean withLogits) {
+        PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
+        Finite.require("q", q);
+        int rows = queryHeads * queryLen;
+        double[] out = new double[rows * cache.headDim()];
+        double[] logits = new double[rows * cache.length()];
+        try (Buffers b = new Buffers()) {
+            Pointer[] cacheArgs = uploadCache(b, cache, queryHeads, queryLen, causal);
+            CUdeviceptr dq = b.upload(q);
+            CUdeviceptr dOut = b.poisoned(8L * out.length);
+            CUdeviceptr dScores = b.poisoned(8L * logits.length);
+            launchAttention("packed_attention_f64", rows, cacheArgs, dq, dOut, dScores,
+                    Pointer.to(new double[] {1.0 / Math.sqrt(cache.headDim())}), Sizeof.DOUBLE);
+            b.download(out, dOut);
+            if (withLogits) {
+                b.download(logits, dScores);
+            }
+        }
+        return new PackedAttention(out, withLogits ? logits : null);
+    }
+
+    @Override
+    public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
+        PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
+        Finite.require("q", q);
+        int rows = queryHeads * queryLen;
+        float[] out = new float[rows * cache.headDim()];
+        try (Buffers b = new Buffers()) {
+            Pointer[] cacheArgs = uploadCache(b, cache, queryHeads, queryLen, causal);
+            CUdeviceptr dq = b.upload(q);
+            CUdeviceptr dOut = b.poisoned(4L * out.length);
+            CUdeviceptr dScores = b.poisoned(4L * rows * cache.length());
+            launchAttention("packed_attention_f32", rows, cacheArgs, dq, dOut, dScores,
+                    Pointer.to(new float[] {(float) (1.0 / Math.sqrt(cache.headDim()))}), Sizeof.FLOAT);
+            b.download(out, dOut);
+        }
+        return out;
+    }
+
+    /** Uploads the cache's buffers; returns the kernel's first 11 arguments (through dims). */
+    private static Pointer[] uploadCache(Buffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
+        int channels = cache.channels();
+        int groups = cache.groups().size();
+        int keyCodeBytes = 0;
+        for (PackedKvCache.Group g : cache.groups()) {
+            keyCodeBytes += g.keys().codes().length;
+        }
+        byte[] keyCodes = new byte[keyCodeBytes];
+        byte[] keyMeta = new byte[4 * channels * groups];
+        int[] keyBits = new int[channels * groups];
+        int[] keyOffsets = new int[channels * groups];
+        int valueCodeBytes = groups == 0 ? 0 : cache.groups().get(0).values().codes().length;
+        int valueMetaBytes = groups == 0 ? 0 : cache.groups().get(0).values().meta().length;
+        byte[] valueCodes = new byte[valueCodeBytes * groups];
+        byte[] valueMeta = new byte[valueMetaBytes * groups];
+        int start = 0;
+        for (int g = 0; g < groups; g++) {
+            PackedKvCache.Group gr = cache.groups().get(g);
+            int[] off = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
+            System.arraycopy(gr.keys().codes(), 0, keyCodes, start, gr.keys().codes().length);
+            System.arraycopy(gr.keys().meta(), 0, keyMeta, 4 * channels * g, 4 * channels);
+            System.arraycopy(gr.keyBits(), 0, keyBits, channels * g, channels);
+            for (int c = 0; c < channels; c++) {
+                keyOffsets[channels * g + c] = start + off[c];
+            }
+            start += gr.keys().codes().length;
+            System.arraycopy(gr.values().codes(), 0, valueCodes, valueCodeBytes * g, valueCodeBytes);
+            System.arraycopy(gr.values().meta(), 0, valueMeta, valueMetaBytes * g, valueMetaBytes);
+        }
+        int[] dims = {queryHeads, cache.kvHeads(), queryLen, cache.length(), cache.headDim(), causal ? 1 : 0,
+                cache.sinkTokens(), groups, cache.groupTokens(), cache.valueBits(), cache.valueGroupChannels()};
+        CUdeviceptr[] p = {
+                b.upload(cache.sinkKeys()), b.upload(cache.sinkValues()), b.upload(cache.residualKeys()),
+                b.upload(cache.residualValues()), b.upload(keyCodes), b.upload(keyMeta), b.upload(keyBits),
+                b.upload(keyOffsets), b.upload(valueCodes), b.upload(valueMeta), b.upload(dims)};
+        Pointer[] args = new Pointer[p.length];
+        for (int i = 0; i < p.length; i++) {
+            args[i] = Pointer.to(p[i]);
+        }
+        return args;
+    }
+
+    private void launchAttention(String kernel, int rows, Pointer[] cacheArgs, CUdeviceptr q, CUdeviceptr out,
+                                 CUdeviceptr scores, Pointer scale, int elementBytes) {
+        Pointer[] all = Arrays.copyOf(cacheArgs, cacheArgs.length + 4);
+        all[cacheArgs.length] = Pointer.to(q);
+        all[cacheArgs.length + 1] = Pointer.to(out);
+        all[cacheArgs.length + 2] = Pointer.to(scores);
+        all[cacheArgs.length + 3] = scale;
+        cuLaunchKernel(backend.function(MODULE, kernel), rows, 1, 1, THREADS, 1, 1, THREADS * elementBytes, null,
+                Pointer.to(all), null);
+        cuCtxSynchronize();
+    }
+
+    private void launch(String kernel, int threads, Pointer params) {
+        if (threads == 0) {
+            return;
+        }
+        cuLaunchKernel(backend.function(MODULE, kernel), (threads + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, null,
+                params, null);
+        cuCtxSynchronize();
+    }
+
+    private static Pointer ints(int v) {
+        return Pointer.to(new int[] {v});
+    }
+
+    private static int means(OneBitLevels oneBit) {
+        return oneBit == OneBitLevels.CONDITIONAL_MEANS ? 1 : 0;
+    }
+
+    /** The CPU twin rejects a group whose scale or zero overflows fp16; so does this one, after the fact. */
+    private static PackedBlock finiteLevels(PackedBlock block) {
+        for (int g = 0; g < block.meta().length / 4; g++) {
+            if (Double.isInfinite(block.scale(g)) || Double.isInfinite(block.zero(g))) {
+                throw new IllegalArgumentException("group " + g + " scale or zero overflows fp16: the group's range is too wide");
+            }
+        }
+        return block;
+    }
+
+    /** Device buffers of one call; counts what it allocates for {@link #peakWorkingBytes()}. */
+    private final class Buffers implements AutoCloseable {
+        private final CudaBackend.DeviceBuffers owned = backend.new DeviceBuffers();
+        private long bytes;
+
+        CUdeviceptr upload(byte[] a) {
+            return upload(Pointer.to(a), a.length);
+        }
+
+        CUdeviceptr upload(int[] a) {
+            return upload(Pointer.to(a), (long) a.length * Sizeof.INT);
+        }
+
+        CUdeviceptr upload(double[] a) {
+            return upload(Pointer.to(a), (long) a.length * Sizeof.DOUBLE);
+        }
+
+        CUdeviceptr upload(float[] a) {
+            return upload(Pointer.to(a), (long) a.length * Sizeof.FLOAT);
+        }
+
+        private CUdeviceptr upload(Pointer p, long n) {
+            count(n);
+            return n == 0 ? owned.poisoned(1) : owned.upload(p, n); // an empty buffer still needs a valid pointer
+        }
+
+        CUdeviceptr poisoned(long n) {
+            count(n);
+            return owned.poisoned(Math.max(n, 1));
+        }
+
+        void download(byte[] a, CUdeviceptr p) {
+            if (a.length > 0) {
+                cuMemcpyDtoH(Pointer.to(a), p, a.length);
+            }
+        }
+
+        void download(int[] a, CUdeviceptr p) {
+            if (a.length > 0) {
+                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.INT);
+            }
+        }
+
+        void download(double[] a, CUdeviceptr p) {
+            if (a.length > 0) {
+                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.DOUBLE);
+            }
+        }
+
+        void download(float[] a, CUdeviceptr p) {
+            if (a.length > 0) {
+                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.FLOAT);
+            }
+        }
+
+        private void count(long n) {
+            bytes += Math.max(n, 1);
+            peakWorkingBytes = Math.max(peakWorkingBytes, bytes);
+        }
+
+        @Override
+        public void close() {
+            owned.close();
+        }
+    }
+}

@@ -1,0 +1,38 @@
+package org.mechspec.foldbias;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+
+import jcuda.Pointer;
+import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
+import org.mechspec.compute.CudaBackend;
+
+/** The rank-one fold on the GPU: {@code fold_rank_one_f64} from {@code src/main/cuda/foldbias.cu}. */
+final class CudaRankOneFold implements RankOneFold {
+    private static final int THREADS = 256;
+
+    @Override
+    public double[] fold(double[] compactKeys, double[] beta, double[] u, int t, int d) {
+        RankOneFold.validate(compactKeys, beta, u, t, d);
+        CudaBackend cuda = CudaBackend.get();
+        int count = t * d;
+        double[] out = new double[count];
+        synchronized (cuda) {
+            try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+                CUdeviceptr dk = buf.upload(Pointer.to(compactKeys), (long) count * Sizeof.DOUBLE);
+                CUdeviceptr db = buf.upload(Pointer.to(beta), (long) t * Sizeof.DOUBLE);
+                CUdeviceptr du = buf.upload(Pointer.to(u), (long) d * Sizeof.DOUBLE);
+                CUdeviceptr dout = buf.poisoned((long) count * Sizeof.DOUBLE);
+                Pointer params = Pointer.to(Pointer.to(dk), Pointer.to(db), Pointer.to(du), Pointer.to(dout),
+                        Pointer.to(new int[] {t}), Pointer.to(new int[] {d}));
+                cuLaunchKernel(cuda.function("foldbias", "fold_rank_one_f64"), (count + THREADS - 1) / THREADS, 1, 1,
+                        THREADS, 1, 1, 0, null, params, null);
+                cuCtxSynchronize();
+                cuMemcpyDtoH(Pointer.to(out), dout, (long) count * Sizeof.DOUBLE);
+            }
+        }
+        return out;
+    }
+}

@@ -1,0 +1,115 @@
+package org.mechspec.foldbias;
+
+import org.mechspec.compute.Backend;
+
+/**
+ * The fold-bias mechanism end to end (DESIGN §6): compaction (selection, NNLS β, least-squares C_v), the fold
+ * direction, the rank-one fold, fp16 rounding, the value refit, freezing, online use of the frozen cache, and
+ * the evaluation paths the metrics compare. Attention and rounding run on the given backend.
+ */
+public final class FoldBias {
+    private final Backend backend;
+    private final Mutant mutant;
+
+    public FoldBias(Backend backend) {
+        this(backend, Mutant.NONE);
+    }
+
+    /** A deliberately broken variant, for the mutant tests only. */
+    FoldBias(Backend backend, Mutant mutant) {
+        this.backend = backend;
+        this.mutant = mutant;
+    }
+
+    public FoldBiasRun run(FoldBiasInputs in) {
+        FoldBiasConfig c = in.config();
+        int d = c.d();
+        int m = c.referenceQueries();
+        int mt = c.testQueries();
+        double[] q = in.referenceQueries();
+        double[] qt = in.testQueries();
+        OfflineFitter fitter = new OfflineFitter();
+
+        // Offline: compaction, fold, rounding, value refit.
+        Compaction comp = Compaction.fit(backend, in, fitter, mutant);
+        int size = comp.size();
+        double[] a = Dense.scaled(q, c.scale());
+        double[] u = fitter.foldDirection(a, m, d, c.lambda(), mutant);
+        double[] uRef = fitter.foldDirectionReference(a, m, d, c.lambda());
+        double[] kf = fold().fold(comp.compactKeys(), foldedBias(comp.beta()), u, size, d);
+        double[] kh = backend.roundToHalf(kf);
+        double[] refitKeys = mutant == Mutant.REFIT_ON_UNROUNDED_KEYS ? kf : kh;
+        double[] refitWeights = AttentionOps.weights(backend, q, m, refitKeys, size, d, null);
+        double[] cvRefit = mutant == Mutant.SKIP_VALUE_REFIT
+                ? comp.compactValues().clone()
+                : fitter.leastSquares("value refit C_v' on the rounded keys", refitWeights, m, size, comp.target(), d);
+
+        // Freeze, then online use: the test queries read the frozen cache through the plain attention path.
+        FrozenCache cache = FrozenCache.freeze(kh, cvRefit, size, d);
+        fitter.freeze();
+        String shaAtFreeze = cache.sha256();
+        if (mutant == Mutant.FIT_AFTER_FREEZE) {
+            cache = onlineValueRefresh(fitter, in, kh, size);
+        }
+        double[] deployed = cache.attend(backend, qt, mt);
+        String shaAfterOnline = cache.sha256();
+
+        // Evaluation paths (references for the metrics, not part of the deployed cache).
+        double[] ck = comp.compactKeys();
+        double[] cv = comp.compactValues();
+        double[] beta = comp.beta();
+        double[] xh = AttentionOps.weights(backend, q, m, kh, size, d, null);
+        double[] unrounded = AttentionOps.output(backend, qt, mt, kf, size, d, cvRefit, d, null);
+        double[] biased = AttentionOps.output(backend, qt, mt, ck, size, d, cv, d, beta);
+        double[] dropped = AttentionOps.output(backend, qt, mt, ck, size, d, cv, d, null);
+        double[] sameValue = AttentionOps.output(backend, qt, mt, kh, size, d, cv, d, null);
+        double[] bounds = outputBounds(qt, mt, d, c.scale(), ck, kh, beta, cv, size);
+
+        return new FoldBiasRun(c, comp, a, u, uRef, kf, kh, refitKeys, cvRefit, xh, shaAtFreeze, shaAfterOnline,
+                fitter.fitsAfterFreeze(), fitter.log(), deployed, unrounded, biased, dropped, sameValue, bounds);
+    }
+
+    private RankOneFold fold() {
+        return mutant == Mutant.FUSED_FOLD ? new CpuRankOneFold(true) : RankOneFold.on(backend);
+    }
+
+    /** The β the fold receives: β itself, or a mutant's corruption of it. */
+    private double[] foldedBias(double[] beta) {
+        return switch (mutant) {
+            case FLIP_FOLD_SIGN -> Dense.scaled(beta, -1.0);
+            case FOLD_DROPS_BIAS -> new double[beta.length];
+            default -> beta;
+        };
+    }
+
+    /** Per test query: the bound from the biased weights p and the exact logit difference δ. */
+    private double[] outputBounds(double[] qt, int mt, int d, double scale, double[] ck, double[] kh, double[] beta,
+                                  double[] cv, int size) {
+        double[] p = AttentionOps.weights(backend, qt, mt, ck, size, d, beta);
+        double[] keyShift = Dense.minus(kh, ck);
+        double[] logitShift = Dense.scaled(Dense.timesTransposed(qt, mt, d, keyShift, size), scale);
+        double rangeNorm = OutputBound.valueRangeNorm(cv, size, d);
+        double[] bounds = new double[mt];
+        double[] pi = new double[size];
+        double[] delta = new double[size];
+        for (int i = 0; i < mt; i++) {
+            for (int j = 0; j < size; j++) {
+                pi[j] = p[i * size + j];
+                delta[j] = logitShift[i * size + j] - beta[j];
+            }
+            bounds[i] = OutputBound.bound(pi, delta, rangeNorm, mutant);
+        }
+        return bounds;
+    }
+
+    /** The FIT_AFTER_FREEZE mutant: refit the values to the full cache's answers on the test queries. */
+    private FrozenCache onlineValueRefresh(OfflineFitter fitter, FoldBiasInputs in, double[] kh, int size) {
+        FoldBiasConfig c = in.config();
+        int d = c.d();
+        int mt = c.testQueries();
+        double[] target = AttentionOps.output(backend, in.testQueries(), mt, in.keys(), c.n(), d, in.values(), d, null);
+        double[] x = AttentionOps.weights(backend, in.testQueries(), mt, kh, size, d, null);
+        double[] refreshed = fitter.leastSquares("online value refresh", x, mt, size, target, d);
+        return FrozenCache.freeze(kh, refreshed, size, d);
+    }
+}

@@ -1,0 +1,333 @@
+package org.mechspec.pnmix;
+
+import java.util.Arrays;
+import java.util.Map;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.OneBitLevels;
+import org.mechspec.compute.PackedBlock;
+import org.mechspec.compute.PackedCacheOps;
+import org.mechspec.compute.PackedKvCache;
+
+/**
+ * pn-mix's checks as plain predicates, shared by the contracts and the mutant tests. Where a check restates
+ * the specification (saliency, quantizer levels) it does so here, independently of the mechanism's code.
+ */
+public final class PnMixChecks {
+    private PnMixChecks() {
+    }
+
+    /** Byte figures from the real buffers equal the budget from the configuration, and add up as they should. */
+    public static boolean byteAccountingExact(PnMixResult r) {
+        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.keyBitsAtStart(), r.maskAfterPrefill().length);
+        return r.keyBytes() == b.keyBytes() && r.valueBytes() == b.valueBytes()
+                && r.persistentCacheBytes() == r.keyBytes() + r.valueBytes()
+                && r.keyBitsPerElement() == 8.0 * b.keyBytes() / ((double) r.tokens() * r.config().kvChannels())
+                && !r.temporaryDequantizedCacheIncluded();
+    }
+
+    /** Sink, quantized and residual token counts equal the budget's split, and account for every token. */
+    public static boolean tokenAccountingExact(PnMixResult r) {
+        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.keyBitsAtStart(), 0);
+        return r.sinkTokens() == b.sinkTokens() && r.quantizedTokens() == b.quantizedTokens()
+                && r.residualTokens() == b.residualTokens()
+                && r.sinkTokens() + r.quantizedTokens() + r.residualTokens() == r.tokens();
+    }
+
+    public static boolean sinkKeysExact(PnMixResult r, double threshold) {
+        return r.sinkKeyMaxError() <= threshold;
+    }
+
+    public static boolean saliencyComputedOnce(PnMixResult r) {
+        return r.saliencyComputations() == 1;
+    }
+
+    public static boolean maskUnchangedAfterDecode(PnMixResult r) {
+        return r.maskUnchangedAfterDecode() && Arrays.equals(r.mask().bytes(), r.maskAfterPrefill());
+    }
+
+    /**
+     * Pairs whose stored class differs from the specification's saliency (top-k of mean‖k_p‖·mean‖q_p‖ over the
+     * non-sink prefill tokens, in the configured layout, ties → lower index), plus key channels of any quantized
+     * group whose bit width does not follow the stored mask in that layout.
+     */
+    public static int saliencyMaskMismatches(PnMixResult r, Projections truth) {
+        PnMixConfig c = r.config();
+        PairMask want = specSaliency(truth, c);
+        int mismatches = 0;
+        for (int h = 0; h < c.kvHeads(); h++) {
+            for (int p = 0; p < c.pairs(); p++) {
+                mismatches += want.high(h, p) == r.mask().high(h, p) ? 0 : 1;
+            }
+        }
+        for (PackedKvCache.Group g : r.finalCache().groups()) {
+            for (int h = 0; h < c.kvHeads(); h++) {
+                for (int d = 0; d < c.headDim(); d++) {
+                    int pair = c.layout() == PairLayout.ADJACENT ? d / 2 : d % c.pairs();
+                    int expected = r.mask().high(h, pair) ? c.highBits() : c.lowBits();
+                    mismatches += g.keyBits()[h * c.headDim() + d] == expected ? 0 : 1;
+                }
+            }
+        }
+        return mismatches;
+    }
+
+    /** The saliency mask written out from DESIGN §7 directly. */
+    static PairMask specSaliency(Projections t, PnMixConfig c) {
+        int d = c.headDim();
+        int half = d / 2;
+        int from = c.sinkTokens();
+        int to = c.prefillTokens();
+        int group = c.queryHeads() / c.kvHeads();
+        boolean[] high = new boolean[c.kvHeads() * c.pairs()];
+        for (int h = 0; h < c.kvHeads(); h++) {
+            double[] score = new double[c.pairs()];
+            for (int p = 0; p < c.pairs(); p++) {
+                int a = c.layout() == PairLayout.ADJACENT ? 2 * p : p;
+                int b = c.layout() == PairLayout.ADJACENT ? 2 * p + 1 : p + half;
+                double kNorm = 0;
+                double qNorm = 0;
+                for (int tok = from; tok < to; tok++) {
+                    int kBase = tok * c.kvChannels() + h * d;
+                    kNorm += Math.hypot(t.k()[kBase + a], t.k()[kBase + b]);
+                    for (int qh = h * group; qh < (h + 1) * group; qh++) {
+                        int qBase = tok * c.queryHeads() * d + qh * d;
+                        qNorm += Math.hypot(t.q()[qBase + a], t.q()[qBase + b]);
+                    }
+                }
+                int n = to - from;
+                score[p] = (kNorm / n) * (qNorm / ((double) n * group));
+            }
+            Integer[] order = new Integer[c.pairs()];
+            for (int p = 0; p < order.length; p++) {
+                order[p] = p;
+            }
+            // Descending score; equal scores keep the lower index first (stable sort).
+            Arrays.sort(order, (x, y) -> Double.compare(score[y], score[x]));
+            for (int k = 0; k < c.highPairsPerHead(); k++) {
+                high[h * c.pairs() + order[k]] = true;
+            }
+        }
+        return PairMask.of(c.kvHeads(), c.pairs(), high);
+    }
+
+    /** max over tokens, heads and pairs of |‖pair before RoPE‖ − ‖pair after RoPE‖| in the asked layout (q and k). */
+    public static double ropePairNormMaxError(Projections p, PairLayout asked) {
+        double worst = 0;
+        int d = p.headDim();
+        for (int t = 0; t < p.tokens(); t++) {
+            for (int pair = 0; pair < d / 2; pair++) {
+                for (int h = 0; h < p.queryHeads(); h++) {
+                    worst = Math.max(worst, Math.abs(Rope.pairNorm(p.qPreRope(), t * p.qWidth(), h, d, pair, asked)
+                            - Rope.pairNorm(p.qRope(), t * p.qWidth(), h, d, pair, asked)));
+                }
+                for (int h = 0; h < p.kvHeads(); h++) {
+                    worst = Math.max(worst, Math.abs(Rope.pairNorm(p.kPreRope(), t * p.kvWidth(), h, d, pair, asked)
+                            - Rope.pairNorm(p.kRope(), t * p.kvWidth(), h, d, pair, asked)));
+                }
+            }
+        }
+        return worst;
+    }
+
+    /**
+     * Quantization groups of the cache whose stored scale, zero or codes differ from DESIGN §7 recomputed from
+     * the fp16 truth: b ≥ 2 bits min/max levels, 1 bit the two conditional means (code = x ≥ group mean).
+     */
+    public static long quantizerLevelMismatches(PackedKvCache cache, double[] truthK, double[] truthV) {
+        long bad = 0;
+        int c = cache.channels();
+        int g = cache.groupTokens();
+        int gc = cache.valueGroupChannels();
+        int vg = c / Math.max(gc, 1);
+        for (int i = 0; i < cache.groups().size(); i++) {
+            PackedKvCache.Group gr = cache.groups().get(i);
+            int first = cache.sinkTokens() + i * g;
+            int[] keyOff = BitPacking.channelOffsets(g, gr.keyBits());
+            for (int ch = 0; ch < c; ch++) {
+                double[] x = new double[g];
+                int[] codes = new int[g];
+                for (int t = 0; t < g; t++) {
+                    x[t] = truthK[(first + t) * c + ch];
+                    codes[t] = BitPacking.get(gr.keys().codes(), keyOff[ch], t, gr.keyBits()[ch]);
+                }
+                bad += groupMatchesSpec(x, gr.keyBits()[ch], gr.keys(), ch, codes) ? 0 : 1;
+            }
+            int gb = BitPacking.tokenGroupBytes(gc, cache.valueBits());
+            for (int t = 0; t < g; t++) {
+                for (int k = 0; k < vg; k++) {
+                    double[] x = new double[gc];
+                    int[] codes = new int[gc];
+                    for (int j = 0; j < gc; j++) {
+                        x[j] = truthV[(first + t) * c + k * gc + j];
+                        codes[j] = BitPacking.get(gr.values().codes(), (t * vg + k) * gb, j, cache.valueBits());
+                    }
+                    bad += groupMatchesSpec(x, cache.valueBits(), gr.values(), t * vg + k, codes) ? 0 : 1;
+                }
+            }
+        }
+        return bad;
+    }
+
+    /** One group's stored scale, zero and codes against the specification, from its values {@code x}. */
+    static boolean groupMatchesSpec(double[] x, int bits, PackedBlock block, int group, int[] codes) {
+        short scaleBits = BitPacking.getHalf(block.meta(), 4 * group);
+        short zeroBits = BitPacking.getHalf(block.meta(), 4 * group + 2);
+        double sum = 0;
+        double min = x[0];
+        double max = x[0];
+        for (double v : x) {
+            sum += v;
+            min = Math.min(min, v);
+            max = Math.max(max, v);
+        }
+        double mean = sum / x.length;
+        short wantScale;
+        short wantZero;
+        if (bits == 1) {
+            double lowSum = 0;
+            double highSum = 0;
+            int lowCount = 0;
+            for (double v : x) {
+                if (v < mean) {
+                    lowSum += v;
+                    lowCount++;
+                } else {
+                    highSum += v;
+                }
+            }
+            double high = highSum / (x.length - lowCount);
+            double low = lowSum / lowCount;
+            wantZero = HalfFloat.toHalfBits(lowCount == 0 ? high : low);
+            wantScale = lowCount == 0 ? 0 : HalfFloat.toHalfBits(high - low);
+        } else {
+            wantScale = HalfFloat.toHalfBits((max - min) / ((1 << bits) - 1));
+            wantZero = HalfFloat.toHalfBits(min);
+        }
+        // Values, not bits: a group holding both 0.0 and -0.0 may keep either sign.
+        if (HalfFloat.fromHalfBits(scaleBits) != HalfFloat.fromHalfBits(wantScale)
+                || HalfFloat.fromHalfBits(zeroBits) != HalfFloat.fromHalfBits(wantZero)) {
+            return false;
+        }
+        double scale = HalfFloat.fromHalfBits(wantScale);
+        double zero = HalfFloat.fromHalfBits(wantZero);
+        for (int t = 0; t < x.length; t++) {
+            int want;
+            if (scale == 0) {
+                want = 0;
+            } else if (bits == 1) {
+                want = x[t] >= mean ? 1 : 0;
+            } else {
+                want = (int) Math.min((1 << bits) - 1, Math.max(0, Math.rint((x[t] - zero) / scale)));
+            }
+            if (codes[t] != want) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Bytes that differ when every packed stream of the cache is unpacked and packed again on the backend
+     * (keys per channel, values per token), plus codes that differ between the backend's unpack and the layout
+     * definition in {@link BitPacking}.
+     */
+    public static long packRoundTripMismatches(PackedKvCache cache, PackedCacheOps ops) {
+        long bad = 0;
+        int g = cache.groupTokens();
+        int c = cache.channels();
+        for (PackedKvCache.Group gr : cache.groups()) {
+            int[] keyCodes = ops.unpackPerChannel(gr.keys().codes(), g, gr.keyBits());
+            bad += differingBytes(gr.keys().codes(), ops.packPerChannel(keyCodes, g, gr.keyBits()));
+            int[] off = BitPacking.channelOffsets(g, gr.keyBits());
+            for (int t = 0; t < g; t++) {
+                for (int ch = 0; ch < c; ch++) {
+                    bad += keyCodes[t * c + ch] == BitPacking.get(gr.keys().codes(), off[ch], t, gr.keyBits()[ch]) ? 0 : 1;
+                }
+            }
+            int[] valueCodes = ops.unpackPerToken(gr.values().codes(), g, c, cache.valueGroupChannels(), cache.valueBits());
+            bad += differingBytes(gr.values().codes(),
+                    ops.packPerToken(valueCodes, g, c, cache.valueGroupChannels(), cache.valueBits()));
+        }
+        return bad;
+    }
+
+    /** Codes that do not survive pack then unpack (per channel and per token) on the backend. */
+    public static long codeRoundTripMismatches(PackedCacheOps ops, int[] codes, int tokens, int[] channelBits,
+                                               int groupChannels, int tokenBits) {
+        long bad = 0;
+        int[] back = ops.unpackPerChannel(ops.packPerChannel(codes, tokens, channelBits), tokens, channelBits);
+        for (int i = 0; i < codes.length; i++) {
+            bad += back[i] == codes[i] ? 0 : 1;
+        }
+        int channels = channelBits.length;
+        int[] tokenCodes = new int[codes.length];
+        for (int i = 0; i < codes.length; i++) {
+            tokenCodes[i] = codes[i] & ((1 << tokenBits) - 1);
+        }
+        int[] back2 = ops.unpackPerToken(ops.packPerToken(tokenCodes, tokens, channels, groupChannels, tokenBits), tokens,
+                channels, groupChannels, tokenBits);
+        for (int i = 0; i < codes.length; i++) {
+            bad += back2[i] == tokenCodes[i] ? 0 : 1;
+        }
+        return bad;
+    }
+
+    static long differingBytes(byte[] a, byte[] b) {
+        if (a.length != b.length) {
+            return Math.max(a.length, b.length);
+        }
+        long n = 0;
+        for (int i = 0; i < a.length; i++) {
+            n += a[i] == b[i] ? 0 : 1;
+        }
+        return n;
+    }
+
+    public static boolean packedMatchesOracle(PnMixResult r, double threshold) {
+        return r.packedVsOracleMaxError() <= threshold;
+    }
+
+    /**
+     * Decode queries whose visible tokens were stored alike online and at the end give the same output (within
+     * the threshold), and requantizing tokens a query saw does change its output (when there were such queries).
+     */
+    public static boolean onlineMatchesFinalOutsideRequantizedWindow(PnMixResult r, double threshold) {
+        return r.unchangedWindowMaxDelta() <= threshold
+                && (r.changedWindowQueries() == 0 || r.changedWindowMaxDelta() > threshold);
+    }
+
+    /** One call for the last prefill query, one per decode token, one batched call at the end (when there are decode tokens). */
+    public static boolean attentionCallsCounted(PnMixResult r) {
+        int decode = r.config().decodeTokens();
+        return r.attentionCalls() == 1 + decode + (decode > 0 ? 1 : 0);
+    }
+
+    public static boolean saliencyBeatsRandomMasks(PnMixExperiment e) {
+        return e.main().attentionKl() < e.randomMaskKlMean();
+    }
+
+    public static boolean mixedBeatsUniformAtEqualBytes(PnMixExperiment e) {
+        return e.main().quantizedKeyBytes() == e.uniform().quantizedKeyBytes()
+                && e.main().attentionKl() < e.uniform().attentionKl();
+    }
+
+    /** Every metric of two runs equal bit for bit (same names, same values). */
+    public static boolean metricsIdentical(Map<String, Object> a, Map<String, Object> b) {
+        if (!a.keySet().equals(b.keySet())) {
+            return false;
+        }
+        for (Map.Entry<String, Object> e : a.entrySet()) {
+            Object x = e.getValue();
+            Object y = b.get(e.getKey());
+            if (x instanceof Double dx && y instanceof Double dy) {
+                if (Double.doubleToRawLongBits(dx) != Double.doubleToRawLongBits(dy)) {
+                    return false;
+                }
+            } else if (!x.equals(y)) {
+                return false;
+            }
+        }
+        return true;
+    }
+}

@@ -1,0 +1,69 @@
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.PackedCacheOps;
+import org.mechspec.compute.Rng;
+
+/**
+ * One seed of pn-mix end to end: Hamlet tokens, the layer drawn from Rng(seed), the mechanism's run, and the
+ * baselines the extra contracts compare with. The seed's stream continues after W_v with the random masks.
+ *
+ * @param main the mechanism (saliency mask, 3/1-bit keys)
+ * @param randomMasks the same run with each of {@value #RANDOM_MASKS} random masks of the same ratio
+ * @param uniform the same run with uniform 2-bit keys (equal quantized key bytes, no mask)
+ */
+public record PnMixExperiment(long seed, String datasetSha256, Projections truth, PnMixResult main,
+                              PnMixResult[] randomMasks, PnMixResult uniform) {
+    public static final int RANDOM_MASKS = 8;
+    public static final int UNIFORM_KEY_BITS = 2;
+
+    public static PnMixExperiment run(long seed, Backend backend, Mutant mutant) {
+        PnMixConfig config = PnMixConfig.pinned();
+        HamletTokens.Tokens tokens = HamletTokens.first(config.totalTokens());
+        return run(seed, tokens.bytes(), tokens.fileSha256(), config, backend, mutant);
+    }
+
+    /** The same over any token bytes (mutant tests use synthetic ones, so they run without the data set). */
+    public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config, Backend backend,
+                                      Mutant mutant) {
+        Rng rng = new Rng(mutant == Mutant.UNSEEDED_INIT ? seed ^ System.nanoTime() : seed);
+        PairLayout ropeLayout = PnMixProtocol.effectiveLayout(config, mutant);
+        Projections truth = new RandomRopeLayer(rng, config, ropeLayout).project(tokens);
+        return over(seed, truth, rng, datasetSha256, config, backend, mutant);
+    }
+
+    /** The mechanism and its baselines over given truth; {@code rng} continues with the random masks. */
+    public static PnMixExperiment over(long seed, Projections truth, Rng rng, String datasetSha256, PnMixConfig config,
+                                       Backend backend, Mutant mutant) {
+        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, true)
+                .run(truth, KeyPlan.saliency());
+        PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.kvHeads(), config.pairs(), config.highPairsPerHead());
+        PnMixResult[] random = new PnMixResult[masks.length];
+        for (int m = 0; m < masks.length; m++) {
+            random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, false)
+                    .run(truth, KeyPlan.fixedMask(masks[m]));
+        }
+        PnMixResult uniform = new PnMixProtocol(config.withKeyBits(UNIFORM_KEY_BITS, UNIFORM_KEY_BITS),
+                PackedCacheOps.forBackend(backend), backend, mutant, false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
+        return new PnMixExperiment(seed, datasetSha256, truth, main, random, uniform);
+    }
+
+    /** The mechanism's figures plus every baseline's attention KL, for bit-for-bit comparison of two runs. */
+    public java.util.Map<String, Object> metrics() {
+        java.util.Map<String, Object> m = new java.util.LinkedHashMap<>(main.metrics());
+        for (int i = 0; i < randomMasks.length; i++) {
+            m.put("random_mask_" + i + "_attention_kl", randomMasks[i].attentionKl());
+        }
+        m.put("random_mask_attention_kl_mean", randomMaskKlMean());
+        m.put("uniform_2bit_attention_kl", uniform.attentionKl());
+        return m;
+    }
+
+    public double randomMaskKlMean() {
+        double s = 0.0;
+        for (PnMixResult r : randomMasks) {
+            s += r.attentionKl();
+        }
+        return s / randomMasks.length;
+    }
+}

@@ -1,0 +1,289 @@
+package org.mechspec.pnmix;
+
+import java.util.Arrays;
+import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.PackedAttention;
+import org.mechspec.compute.PackedCacheOps;
+import org.mechspec.compute.PackedKvCache;
+
+/**
+ * The pinned run of DESIGN §7 over given truth projections: saliency once from the non-sink prefill tokens;
+ * append the prefill; one attention call for the last prefill query; per decode token append then one call;
+ * finally one batched causal call of all decode queries over the final cache. Every attention call reads the
+ * packed cache directly; the reference attends over the fp16 truth with the same kernel.
+ */
+public final class PnMixProtocol {
+    private final PnMixConfig config;
+    private final PackedCacheOps ops;
+    private final Backend backend;
+    private final Mutant mutant;
+    private final boolean measureOracle;
+
+    /**
+     * @param backend runs the dequantized-cache oracle attention
+     * @param measureOracle also compare each online call with backend attention over the dequantized cache
+     */
+    public PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, Mutant mutant, boolean measureOracle) {
+        this.config = config;
+        this.ops = ops;
+        this.backend = backend;
+        this.mutant = mutant;
+        this.measureOracle = measureOracle;
+    }
+
+    /** The layout the mechanism actually pairs channels by (RoPE, saliency, key widths). */
+    static PairLayout effectiveLayout(PnMixConfig config, Mutant mutant) {
+        return mutant == Mutant.HALF_SPLIT_WHERE_ADJACENT ? PairLayout.HALF_SPLIT : config.layout();
+    }
+
+    PairLayout effectiveLayout() {
+        return effectiveLayout(config, mutant);
+    }
+
+    public PnMixResult run(Projections truth, KeyPlan plan) {
+        long started = System.nanoTime();
+        int n = config.totalTokens();
+        if (truth.tokens() != n || truth.kvHeads() != config.kvHeads() || truth.queryHeads() != config.queryHeads()
+                || truth.headDim() != config.headDim()) {
+            throw new IllegalArgumentException("projections of " + truth.tokens() + " tokens do not fit the protocol's "
+                    + n + " tokens and head shape");
+        }
+        int hq = config.queryHeads();
+        int d = config.headDim();
+        int c = config.kvChannels();
+        PairLayout layout = effectiveLayout();
+        CountingOps counted = new CountingOps(ops);
+
+        int saliencyComputations = 0;
+        PairMask mask = null;
+        if (plan.kind() == KeyPlan.Kind.SALIENCY) {
+            mask = saliency(truth, config.prefillTokens());
+            saliencyComputations++;
+        } else if (plan.kind() == KeyPlan.Kind.FIXED_MASK) {
+            mask = plan.mask();
+        }
+        int[] keyBits = keyBits(mask, plan, layout);
+        byte[] maskBytes = mask == null ? new byte[0] : mask.bytes();
+        StreamingCache cache = new StreamingCache(config, counted, keyBits, maskBytes, mutant);
+        for (int t = 0; t < config.prefillTokens(); t++) {
+            cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
+        }
+
+        Online online = new Online(config);
+        step(truth, cache, counted, config.prefillTokens() - 1, online);
+        boolean maskUnchanged = true;
+        for (int t = config.prefillTokens(); t < n; t++) {
+            cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
+            if (mutant == Mutant.RECOMPUTE_SALIENCY_DURING_DECODE) {
+                mask = saliency(truth, t + 1);
+                saliencyComputations++;
+                cache.setKeyBits(mask.channelBits(d, layout, config.highBits(), config.lowBits()), mask.bytes());
+            }
+            maskUnchanged &= Arrays.equals(cache.maskBytes(), maskBytes);
+            step(truth, cache, counted, t, online);
+        }
+        maskUnchanged &= Arrays.equals(cache.maskBytes(), maskBytes);
+
+        // One batched call of every decode query against the final cache.
+        int decode = config.decodeTokens();
+        PackedKvCache last = cache.view();
+        double[] finalOut = new double[hq * decode * d];
+        if (decode > 0) {
+            double[] q = new double[hq * decode * d];
+            for (int h = 0; h < hq; h++) {
+                for (int i = 0; i < decode; i++) {
+                    System.arraycopy(truth.q(), (config.prefillTokens() + i) * hq * d + h * d, q, (h * decode + i) * d, d);
+                }
+            }
+            boolean causal = mutant != Mutant.FINAL_CALL_NOT_CAUSAL;
+            finalOut = attendCounted(counted, last, q, decode, causal).out();
+        }
+        double maxDelta = 0.0;
+        double unchanged = 0.0;
+        double changed = 0.0;
+        int unchangedCount = 0;
+        for (int i = 0; i < decode; i++) {
+            int t = config.prefillTokens() + i;
+            double delta = 0.0;
+            for (int h = 0; h < hq; h++) {
+                for (int k = 0; k < d; k++) {
+                    delta = Math.max(delta, Math.abs(online.decodeOut[(h * decode + i) * d + k] - finalOut[(h * decode + i) * d + k]));
+                }
+            }
+            maxDelta = Math.max(maxDelta, delta);
+            // Query t saw tokens 0..t; those below the final residual start are quantized at the end. The call
+            // saw the same storage iff each of them was already quantized (or sink) when it ran.
+            boolean same = online.residualStartAtCall[i] >= Math.min(t + 1, last.residualStart());
+            if (same) {
+                unchanged = Math.max(unchanged, delta);
+                unchangedCount++;
+            } else {
+                changed = Math.max(changed, delta);
+            }
+        }
+
+        double[] keys = CacheContents.keys(last, counted);
+        double[] values = CacheContents.values(last, counted);
+        double keySq = 0.0;
+        double valueSq = 0.0;
+        int quantizedFrom = last.sinkTokens();
+        int quantizedTo = last.residualStart();
+        for (int t = quantizedFrom; t < quantizedTo; t++) {
+            for (int k = 0; k < c; k++) {
+                double dk = keys[t * c + k] - truth.k()[t * c + k];
+                double dv = values[t * c + k] - truth.v()[t * c + k];
+                keySq += dk * dk;
+                valueSq += dv * dv;
+            }
+        }
+        long quantizedElements = (long) (quantizedTo - quantizedFrom) * c;
+        double sinkError = 0.0;
+        for (int t = 0; t < Math.min(n, config.sinkTokens()); t++) {
+            for (int k = 0; k < c; k++) {
+                sinkError = Math.max(sinkError, Math.abs(keys[t * c + k] - truth.k()[t * c + k]));
+            }
+        }
+        double elapsed = (System.nanoTime() - started) / 1e9;
+        return new PnMixResult(config, n,
+                quantizedElements == 0 ? 0.0 : keySq / quantizedElements,
+                quantizedElements == 0 ? 0.0 : valueSq / quantizedElements,
+                online.klSum / online.rows, online.sqSum / ((double) online.rows * d), online.cosSum / online.rows,
+                sinkError, saliencyComputations, maskUnchanged, counted.attentionCalls(),
+                maxDelta, unchanged, changed, unchangedCount, decode - unchangedCount,
+                cache.keyBytes(), cache.valueBytes(), cache.heldBytes(), cache.quantizedKeyBytes(),
+                cache.quantizedTokens(), cache.sinkTokens(), cache.residualTokens(),
+                mask, maskBytes, keyBits, last, measureOracle ? online.oracleError : Double.NaN, elapsed,
+                cache.peakBytes() + ops.peakWorkingBytes());
+    }
+
+    /** Saliency over the non-sink tokens before {@code end}, in the layout the mechanism uses. */
+    private PairMask saliency(Projections truth, int end) {
+        double[] scores = PairSaliency.scores(truth, config.sinkTokens(), end, effectiveLayout());
+        return PairSaliency.select(scores, config.kvHeads(), config.pairs(), config.highPairsPerHead(),
+                mutant == Mutant.INVERT_SALIENCY);
+    }
+
+    private int[] keyBits(PairMask mask, KeyPlan plan, PairLayout layout) {
+        if (plan.kind() == KeyPlan.Kind.UNIFORM) {
+            int[] bits = new int[config.kvChannels()];
+            Arrays.fill(bits, plan.uniformBits());
+            return bits;
+        }
+        return mask.channelBits(config.headDim(), layout, config.highBits(), config.lowBits());
+    }
+
+    /** One online call for query t over the cache as it is now, and its reference over the fp16 truth. */
+    private void step(Projections truth, StreamingCache cache, CountingOps counted, int t, Online acc) {
+        int hq = config.queryHeads();
+        int d = config.headDim();
+        int c = config.kvChannels();
+        PackedKvCache view = cache.view();
+        double[] q = Projections.row(truth.q(), hq * d, t);
+        PackedAttention quant = attendCounted(counted, view, q, 1, false);
+        int len = t + 1;
+        byte[] keys = halfBytes(truth.k(), len * c);
+        byte[] values = halfBytes(truth.v(), len * c);
+        PackedAttention ref = ops.attend(PackedKvCache.fp16(config.kvHeads(), d, len, keys, values), q, hq, 1, false, true);
+        for (int h = 0; h < hq; h++) {
+            acc.klSum += kl(ref.logits(), quant.logits(), h * len, len);
+            double dot = 0.0;
+            double na = 0.0;
+            double nb = 0.0;
+            for (int k = 0; k < d; k++) {
+                double a = quant.out()[h * d + k];
+                double b = ref.out()[h * d + k];
+                acc.sqSum += (a - b) * (a - b);
+                dot += a * b;
+                na += a * a;
+                nb += b * b;
+            }
+            acc.cosSum += dot / (StrictMath.sqrt(na) * StrictMath.sqrt(nb));
+            acc.rows++;
+        }
+        if (measureOracle) {
+            double[] k = CacheContents.headMajor(CacheContents.keys(view, counted), len, config.kvHeads(), d);
+            double[] v = CacheContents.headMajor(CacheContents.values(view, counted), len, config.kvHeads(), d);
+            double[] o = backend.attention(AttentionShape.of(1, hq, config.kvHeads(), 1, len, d, d, false), q, k, v, null);
+            for (int i = 0; i < o.length; i++) {
+                acc.oracleError = Math.max(acc.oracleError, Math.abs(o[i] - quant.out()[i]));
+            }
+        }
+        int i = t - config.prefillTokens();
+        if (i >= 0) {
+            for (int h = 0; h < hq; h++) {
+                System.arraycopy(quant.out(), h * d, acc.decodeOut, (h * config.decodeTokens() + i) * d, d);
+            }
+            acc.residualStartAtCall[i] = view.residualStart();
+        }
+    }
+
+    /** One call, or (mutant) one call per query head keeping that head's rows. */
+    private PackedAttention attendCounted(CountingOps counted, PackedKvCache view, double[] q, int queryLen, boolean causal) {
+        int hq = config.queryHeads();
+        if (mutant != Mutant.PER_HEAD_ATTENTION_CALLS) {
+            return counted.attend(view, q, hq, queryLen, causal, true);
+        }
+        int rows = queryLen * config.headDim();
+        int keyLen = view.length();
+        double[] out = new double[hq * rows];
+        double[] logits = new double[hq * queryLen * keyLen];
+        for (int h = 0; h < hq; h++) {
+            PackedAttention one = counted.attend(view, q, hq, queryLen, causal, true);
+            System.arraycopy(one.out(), h * rows, out, h * rows, rows);
+            System.arraycopy(one.logits(), h * queryLen * keyLen, logits, h * queryLen * keyLen, queryLen * keyLen);
+        }
+        return new PackedAttention(out, logits);
+    }
+
+    /** KL(p‖q) of the softmaxes of two logit rows (fp64, log-sum-exp). */
+    static double kl(double[] refLogits, double[] quantLogits, int offset, int len) {
+        double lseRef = logSumExp(refLogits, offset, len);
+        double lseQuant = logSumExp(quantLogits, offset, len);
+        double kl = 0.0;
+        for (int j = 0; j < len; j++) {
+            double lp = refLogits[offset + j] - lseRef;
+            double lq = quantLogits[offset + j] - lseQuant;
+            kl += StrictMath.exp(lp) * (lp - lq);
+        }
+        return kl;
+    }
+
+    private static double logSumExp(double[] x, int offset, int len) {
+        double max = Double.NEGATIVE_INFINITY;
+        for (int j = 0; j < len; j++) {
+            max = Math.max(max, x[offset + j]);
+        }
+        double s = 0.0;
+        for (int j = 0; j < len; j++) {
+            s += StrictMath.exp(x[offset + j] - max);
+        }
+        return max + StrictMath.log(s);
+    }
+
+    private static byte[] halfBytes(double[] a, int count) {
+        byte[] out = new byte[2 * count];
+        for (int i = 0; i < count; i++) {
+            BitPacking.putHalf(out, 2 * i, HalfFloat.toHalfBits(a[i]));
+        }
+        return out;
+    }
+
+    /** Accumulators of the online calls. */
+    private static final class Online {
+        double klSum;
+        double sqSum;
+        double cosSum;
+        int rows;
+        double oracleError;
+        final double[] decodeOut;
+        final int[] residualStartAtCall;
+
+        Online(PnMixConfig config) {
+            decodeOut = new double[config.queryHeads() * config.decodeTokens() * config.headDim()];
+            residualStartAtCall = new int[config.decodeTokens()];
+        }
+    }
+}

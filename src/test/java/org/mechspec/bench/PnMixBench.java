@@ -1,0 +1,133 @@
+package org.mechspec.bench;
+
+import java.util.Locale;
+import java.util.concurrent.TimeUnit;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.CpuPackedCacheOps;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.PackedKvCache;
+import org.mechspec.compute.Rng;
+import org.mechspec.pnmix.Mutant;
+import org.mechspec.pnmix.PairMask;
+import org.mechspec.pnmix.PnMixConfig;
+import org.mechspec.pnmix.RandomMasks;
+import org.mechspec.pnmix.StreamingCache;
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+
+/**
+ * One decode step (8 query heads, fp32) of attention on the CPU over the pn-mix packed cache (fp16 sink and
+ * residual, 3/1-bit keys, 2-bit values, read packed) vs over an all-fp16 cache of the same tokens, at 4k and 32k
+ * tokens. {@link #main} runs a short measurement and prints the time ratio and the cache bytes read per token.
+ * Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=org.mechspec.bench.PnMixBench}.
+ */
+@State(Scope.Benchmark)
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.MILLISECONDS)
+@Fork(1)
+@Warmup(iterations = 2, time = 1)
+@Measurement(iterations = 3, time = 1)
+public class PnMixBench {
+    @Param({"4096", "32768"})
+    public int tokens;
+
+    private final CpuPackedCacheOps ops = new CpuPackedCacheOps();
+    private PackedKvCache packed;
+    private PackedKvCache fp16;
+    private float[] q;
+
+    @Setup(Level.Trial)
+    public void setup() {
+        PnMixConfig c = PnMixConfig.pinned();
+        Rng rng = new Rng(42);
+        PairMask mask = RandomMasks.draw(rng, 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
+        StreamingCache cache = new StreamingCache(c, ops, mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()),
+                mask.bytes(), Mutant.NONE);
+        int channels = c.kvChannels();
+        byte[] keys = new byte[2 * tokens * channels];
+        byte[] values = new byte[2 * tokens * channels];
+        for (int t = 0; t < tokens; t++) {
+            double[] k = row(rng, channels);
+            double[] v = row(rng, channels);
+            cache.append(k, v);
+            for (int i = 0; i < channels; i++) {
+                BitPacking.putHalf(keys, 2 * (t * channels + i), HalfFloat.toHalfBits(k[i]));
+                BitPacking.putHalf(values, 2 * (t * channels + i), HalfFloat.toHalfBits(v[i]));
+            }
+        }
+        packed = cache.view();
+        fp16 = PackedKvCache.fp16(c.kvHeads(), c.headDim(), tokens, keys, values);
+        q = new float[c.queryHeads() * c.headDim()];
+        for (int i = 0; i < q.length; i++) {
+            q[i] = (float) HalfFloat.roundToHalf(rng.normal());
+        }
+    }
+
+    /** Under {@code mvn exec:java} the classes come from a class loader, not java.class.path; JMH's fork needs them there. */
+    private static void forkWithThisClasspath() {
+        if (Thread.currentThread().getContextClassLoader() instanceof java.net.URLClassLoader loader) {
+            StringBuilder cp = new StringBuilder(System.getProperty("java.class.path"));
+            for (java.net.URL u : loader.getURLs()) {
+                cp.append(java.io.File.pathSeparator).append(new java.io.File(java.net.URI.create(u.toString())).getPath());
+            }
+            System.setProperty("java.class.path", cp.toString());
+        }
+    }
+
+    private static double[] row(Rng rng, int n) {
+        double[] x = new double[n];
+        for (int i = 0; i < n; i++) {
+            x[i] = HalfFloat.roundToHalf(rng.normal());
+        }
+        return x;
+    }
+
+    @Benchmark
+    public float[] decodeOverPackedCache() {
+        return ops.attendFp32(packed, q, 8, 1, false);
+    }
+
+    @Benchmark
+    public float[] decodeOverFp16Cache() {
+        return ops.attendFp32(fp16, q, 8, 1, false);
+    }
+
+    public static void main(String[] args) throws Exception {
+        forkWithThisClasspath();
+        var results = new Runner(new OptionsBuilder().include(PnMixBench.class.getSimpleName()).build()).run();
+        for (String n : new String[] {"4096", "32768"}) {
+            double packedMs = Double.NaN;
+            double fp16Ms = Double.NaN;
+            for (RunResult r : results) {
+                if (!r.getParams().getParam("tokens").equals(n)) {
+                    continue;
+                }
+                double ms = r.getPrimaryResult().getScore();
+                if (r.getParams().getBenchmark().endsWith("decodeOverPackedCache")) {
+                    packedMs = ms;
+                } else {
+                    fp16Ms = ms;
+                }
+            }
+            PnMixBench b = new PnMixBench();
+            b.tokens = Integer.parseInt(n);
+            b.setup();
+            System.out.printf(Locale.ROOT, "tokens %s: packed %.3f ms, fp16 %.3f ms, packed/fp16 time %.2f; bytes per token read: packed %.2f, fp16 %.2f (ratio %.3f)%n",
+                    n, packedMs, fp16Ms, packedMs / fp16Ms, (double) b.packed.bytes() / b.tokens, (double) b.fp16.bytes() / b.tokens,
+                    (double) b.packed.bytes() / b.fp16.bytes());
+        }
+    }
+}

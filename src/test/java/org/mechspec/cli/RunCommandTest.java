@@ -1,0 +1,98 @@
+package org.mechspec.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mechspec.compute.DeviceProbe;
+
+/**
+ * {@code mechspec run} in a child JVM, as a user runs it: relative paths against the working directory, artifacts
+ * and Allure results in DIR, the summary line, exit 1 on a failed contract; two seed shards merge into the
+ * committed reference artifact.
+ */
+@Tag("cli")
+class RunCommandTest {
+    @TempDir
+    Path dir;
+
+    record Child(int code, String out) {
+    }
+
+    private Child fork(String mainClass, List<String> jvmOptions, String... args) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
+                "-Djava.io.tmpdir=" + Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath(),
+                "-cp", System.getProperty("java.class.path")));
+        command.addAll(jvmOptions);
+        command.add(mainClass);
+        command.addAll(List.of(args));
+        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        return new Child(p.exitValue(), out);
+    }
+
+    @Test
+    void seedShardsRunApartMergeIntoTheCommittedKernelsReference() throws Exception {
+        Child a = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cpu", "--out", "shard-a");
+        assertThat(a.code()).as(a.out()).isZero();
+        assertThat(a.out()).containsPattern("(?m)^contracts: [1-9]\\d* passed, 0 failed, \\d+ skipped$");
+        Path shardA = dir.resolve("shard-a/reports/kernels.cpu.json");
+        assertThat(shardA).exists();
+        assertThat(Artifacts.names(dir.resolve("shard-a/allure-results"))).contains("environment.properties")
+                .anyMatch(n -> n.endsWith("-result.json"));
+        Child b = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "43,44", "--backend", "cpu", "--out", "shard-b");
+        assertThat(b.code()).as(b.out()).isZero();
+        Path merged = dir.resolve("kernels.cpu.json");
+        Cli merge = Cli.run("merge", shardA.toString(), dir.resolve("shard-b/reports/kernels.cpu.json").toString(), "--out", merged.toString());
+        assertThat(merge.code()).as(merge.toString()).isZero();
+        Cli validate = Cli.run("validate", merged.toString(), shardA.toString());
+        assertThat(validate.code()).as(validate.toString()).isZero();
+        Cli diff = Cli.run("diff", merged.toString(), "reports/kernels.cpu.json");
+        assertThat(diff.code()).as(diff.toString()).isZero();
+    }
+
+    @Test
+    void failedContractExitsOneWithALineSayingWhatFailed() throws Exception {
+        Path contracts = Files.createDirectories(dir.resolve("contracts"));
+        Files.writeString(contracts.resolve("clifixture.json"), RunFixtureContracts.MANIFEST);
+        Child r = fork(RunWithFixtures.class.getName(), List.of("-Dmechspec.contracts.dir=" + contracts), "--backend", "cpu", "--out", "out");
+        assertThat(r.code()).as(r.out()).isEqualTo(1);
+        assertThat(r.out()).contains("contracts: 3 passed, 1 failed, 0 skipped")
+                .containsPattern("FAILED RunFixtureContracts > fails\\(SeedRun\\) > .*seed 43.*: \\[seed\\] Expecting actual: 43L? to be less than: 43");
+        String artifact = Files.readString(dir.resolve("out/reports/clifixture.cpu.json"));
+        assertThat(Artifacts.read(dir.resolve("out/reports/clifixture.cpu.json")).at("/per_seed/1/checks/fails").asBoolean()).as(artifact).isFalse();
+    }
+
+    @Test
+    void badOptionsExitTwoWithOneLine() {
+        Cli backend = Cli.run("run", "--backend", "tpu");
+        assertThat(backend.code()).isEqualTo(2);
+        assertThat(backend.err().strip()).isEqualTo("mechspec: --backend must be auto, cpu or cuda, got 'tpu' (see: mechspec run --help)");
+        Cli seeds = Cli.run("run", "--seeds", "42;43");
+        assertThat(seeds.code()).isEqualTo(2);
+        assertThat(seeds.err()).hasLineCount(1).contains("--seeds must be a comma-separated list of integers, got '42;43'");
+        Cli paper = Cli.run("run", "--paper", "no-such-paper");
+        assertThat(paper.code()).isEqualTo(2);
+        assertThat(paper.err()).hasLineCount(1).contains("unknown paper 'no-such-paper' (known: ").contains("kernels");
+    }
+
+    @Test
+    void cudaWithoutADeviceExitsNonZeroWithTheProbesReason() {
+        String reason = DeviceProbe.unavailableReason();
+        assumeTrue(reason != null, "a CUDA device is present");
+        Cli r = Cli.run("run", "--backend", "cuda", "--out", dir.resolve("never").toString());
+        assertThat(r.code()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: --backend cuda was asked for, but " + reason);
+        assertThat(dir.resolve("never")).doesNotExist();
+    }
+}

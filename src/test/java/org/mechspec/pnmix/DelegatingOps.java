@@ -1,0 +1,23 @@
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.CpuPackedCacheOps;
+import org.mechspec.compute.ForwardingPackedCacheOps;
+
+/** The CPU twin, for mutant kernels to override what they break ({@code cpu} is the unbroken one). */
+class DelegatingOps extends ForwardingPackedCacheOps {
+    final CpuPackedCacheOps cpu;
+
+    DelegatingOps() {
+        this(new CpuPackedCacheOps());
+    }
+
+    private DelegatingOps(CpuPackedCacheOps cpu) {
+        super(cpu);
+        this.cpu = cpu;
+    }
+
+    @Override
+    public String name() {
+        return "mutant";
+    }
+}

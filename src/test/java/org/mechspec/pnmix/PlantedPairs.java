@@ -1,0 +1,49 @@
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.Rng;
+
+/**
+ * Synthetic truth whose RoPE pairs differ in scale: pair p of KV head h has a log-normal scale s_hp shared by
+ * its keys and by the queries of its group, the situation pair saliency is meant for. Values are N(0,1).
+ */
+final class PlantedPairs {
+    static final PnMixConfig CONFIG = PnMixFixtures.small(4, 2, 16, 4, 16, 52, 20, 3, 1, 2);
+
+    private PlantedPairs() {
+    }
+
+    static PnMixExperiment experiment(long seed) {
+        return experiment(seed, Mutant.NONE);
+    }
+
+    static PnMixExperiment experiment(long seed, Mutant mutant) {
+        PnMixConfig c = CONFIG;
+        Rng rng = new Rng(seed);
+        int d = c.headDim();
+        int n = c.totalTokens();
+        int group = c.queryHeads() / c.kvHeads();
+        double[] scale = new double[c.kvHeads() * c.pairs()];
+        for (int i = 0; i < scale.length; i++) {
+            scale[i] = Math.exp(rng.normal());
+        }
+        double[] q = new double[n * c.queryHeads() * d];
+        double[] k = new double[n * c.kvChannels()];
+        double[] v = new double[n * c.kvChannels()];
+        for (int t = 0; t < n; t++) {
+            for (int h = 0; h < c.kvHeads(); h++) {
+                for (int ch = 0; ch < d; ch++) {
+                    double s = scale[h * c.pairs() + ch / 2];
+                    k[t * c.kvChannels() + h * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
+                    v[t * c.kvChannels() + h * d + ch] = HalfFloat.roundToHalf(rng.normal());
+                    for (int qh = h * group; qh < (h + 1) * group; qh++) {
+                        q[(t * c.queryHeads() + qh) * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
+                    }
+                }
+            }
+        }
+        Projections truth = new Projections(n, c.queryHeads(), c.kvHeads(), d, q, k, q, k, q, k, v);
+        return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE, mutant);
+    }
+}

@@ -1,0 +1,529 @@
+package org.mechspec.pnmix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.quicktheories.QuickTheory.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.CpuPackedCacheOps;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.OneBitLevels;
+import org.mechspec.compute.PackedBlock;
+import org.mechspec.compute.PackedCacheOps;
+import org.mechspec.compute.PackedKvCache;
+import org.mechspec.compute.Rng;
+import org.mechspec.spec.Contract;
+import org.mechspec.spec.FlashRule;
+import org.mechspec.spec.SeedRun;
+import org.mechspec.spec.Seeded;
+import org.quicktheories.core.Gen;
+import org.quicktheories.generators.Generate;
+
+/**
+ * pn-mix's contracts: every metric and boolean of seed file 002 as a check over the pinned protocol (seeded
+ * halves, one per backend and seed) plus the contracts DESIGN §7 adds; property halves over generated lengths
+ * (around the sink and group boundaries), head counts and bit widths.
+ */
+@Tag("pn-mix")
+class PnMixContracts {
+    private static final String PAPER = "pn-mix";
+
+    /** Sequence lengths around the pinned sink (32) and group (128) boundaries, and anything up to 450. */
+    private static Gen<Integer> lengths() {
+        return Generate.oneOf(Generate.pick(List.of(1, 31, 32, 33, 127, 128, 129, 159, 160, 161, 288, 416, 417, 448)),
+                integers().between(1, 450));
+    }
+
+    /** (kvHeads, headDim): head counts 1..3, head dims 2..32. */
+    private static Gen<int[]> kvShapes() {
+        return integers().between(1, 3).zip(Generate.pick(List.of(2, 4, 8, 16, 32)), (h, d) -> new int[] {h, d});
+    }
+
+    /** (high, low, value) bit widths, each 1..8. */
+    private static Gen<int[]> widths() {
+        return integers().between(1, 8).zip(integers().between(1, 8), integers().between(1, 8), (a, b, c) -> new int[] {a, b, c});
+    }
+
+    // ---- byte and token accounting -------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "byte_accounting_exact")
+    @Seeded
+    void byteAccounting(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("key_bytes", r.keyBytes()).metric("value_bytes", r.valueBytes())
+                .metric("persistent_cache_bytes", r.persistentCacheBytes())
+                .metric("key_bits_per_element_including_sink_residual", r.keyBitsPerElement())
+                .metric("temporary_dequantized_cache_included", r.temporaryDequantizedCacheIncluded());
+        assertThat(PnMixChecks.byteAccountingExact(r)).as("bytes of the real buffers = budget from the config: %s", r).isTrue();
+        JsonNode seed = PnMixFixtures.seedRunMetrics();
+        assertThat(r.keyBytes()).as("key bytes").isEqualTo(seed.get("key_bytes").asLong());
+        assertThat(r.valueBytes()).as("value bytes").isEqualTo(seed.get("value_bytes").asLong());
+        assertThat(r.persistentCacheBytes()).as("persistent bytes").isEqualTo(seed.get("persistent_cache_bytes").asLong());
+        assertThat(r.keyBitsPerElement()).as("key bits per element")
+                .isEqualTo(seed.get("key_bits_per_element_including_sink_residual").asDouble());
+    }
+
+    @Contract(paper = PAPER, check = "byte_accounting_exact")
+    @Test
+    void bytesOfRealBuffersEqualTheBudgetOverLengthsHeadsAndWidths() {
+        qt().withExamples(40).forAll(lengths(), kvShapes(), widths(), longs().all()).checkAssert((n, shape, bits, seed) -> {
+            PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], 32, 128, 33, 0, bits[0], bits[1], bits[2]);
+            PairMask mask = PnMixFixtures.randomMask(c, seed);
+            int[] keyBits = mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits());
+            StreamingCache cache = PnMixFixtures.filledCache(c, keyBits, mask.bytes(), n, seed, null);
+            ByteBudget b = ByteBudget.of(c, n, keyBits, mask.byteLength());
+            assertThat(cache.keyBytes()).as("key bytes").isEqualTo(b.keyBytes());
+            assertThat(cache.valueBytes()).as("value bytes").isEqualTo(b.valueBytes());
+            assertThat(cache.keyBytes() + cache.valueBytes()).as("every byte counted once").isEqualTo(cache.heldBytes());
+        });
+    }
+
+    @Contract(paper = PAPER, check = "token_accounting_exact")
+    @Seeded
+    void tokenAccounting(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("quantized_tokens", (long) r.quantizedTokens()).metric("sink_tokens", (long) r.sinkTokens())
+                .metric("residual_tokens", (long) r.residualTokens());
+        assertThat(PnMixChecks.tokenAccountingExact(r)).as("token split: %s", r).isTrue();
+        JsonNode seed = PnMixFixtures.seedRunMetrics();
+        assertThat(new long[] {r.quantizedTokens(), r.sinkTokens(), r.residualTokens()}).containsExactly(
+                seed.get("quantized_tokens").asLong(), seed.get("sink_tokens").asLong(), seed.get("residual_tokens").asLong());
+    }
+
+    @Contract(paper = PAPER, check = "token_accounting_exact")
+    @Test
+    void tokenSplitFollowsSinkAndGroupBoundaries() {
+        qt().withExamples(40).forAll(lengths(), integers().between(0, 40), Generate.pick(List.of(1, 2, 8, 32, 128)), longs().all())
+                .checkAssert((n, sink, group, seed) -> {
+                    PnMixConfig c = PnMixFixtures.small(2, 1, 4, sink, group, sink + 1, 0, 3, 1, 2);
+                    PairMask mask = PnMixFixtures.randomMask(c, seed);
+                    StreamingCache cache = PnMixFixtures.filledCache(c, mask.channelBits(4, c.layout(), 3, 1), mask.bytes(), n, seed, null);
+                    ByteBudget b = ByteBudget.of(c, n, cache.keyBits(), 0);
+                    assertThat(new int[] {cache.sinkTokens(), cache.quantizedTokens(), cache.residualTokens()})
+                            .containsExactly(b.sinkTokens(), b.quantizedTokens(), b.residualTokens());
+                    assertThat(cache.residualTokens()).isLessThan(group);
+                    assertThat(cache.length()).isEqualTo(n);
+                });
+    }
+
+    // ---- sink ------------------------------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "sink_keys_exact")
+    @Seeded
+    void sinkKeysExact(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("sink_key_max_error", r.sinkKeyMaxError());
+        assertThat(PnMixChecks.sinkKeysExact(r, run.threshold())).as("sink key error %s", r.sinkKeyMaxError()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "sink_keys_exact")
+    @Test
+    void sinkTokensReadBackBitForBit() {
+        qt().withExamples(30).forAll(lengths(), integers().between(0, 40), kvShapes(), longs().all()).checkAssert((n, sink, shape, seed) -> {
+            PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], sink, 8, sink + 1, 0, 3, 1, 2);
+            double[][] truth = new double[2][];
+            StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
+                    .channelBits(c.headDim(), c.layout(), 3, 1), new byte[4], n, seed, truth);
+            PackedKvCache view = cache.view();
+            double[] keys = CacheContents.keys(view, new CpuPackedCacheOps());
+            double[] values = CacheContents.values(view, new CpuPackedCacheOps());
+            int s = Math.min(n, sink) * c.kvChannels();
+            assertThat(Arrays.copyOf(keys, s)).containsExactly(Arrays.copyOf(truth[0], s));
+            assertThat(Arrays.copyOf(values, s)).containsExactly(Arrays.copyOf(truth[1], s));
+        });
+    }
+
+    // ---- saliency and mask -----------------------------------------------------------------------------
+
+    /** Small protocol configurations: head counts, head dims, sink, group, prefill and decode lengths. */
+    private static Gen<PnMixConfig> smallProtocols() {
+        Gen<int[]> heads = Generate.pick(List.of(new int[] {2, 1}, new int[] {4, 2}, new int[] {2, 2}, new int[] {6, 3}));
+        Gen<int[]> lengths = integers().between(0, 4).zip(Generate.pick(List.of(2, 4, 8)), integers().between(1, 30),
+                integers().between(0, 24), (s, g, p, d) -> new int[] {s, g, s + p, d});
+        return heads.zip(Generate.pick(List.of(4, 8)), lengths,
+                (h, d, l) -> PnMixFixtures.small(h[0], h[1], d, l[0], l[1], l[2], l[3], 3, 1, 2));
+    }
+
+    private static PnMixResult smallRun(PnMixConfig c, long seed) {
+        Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.layout());
+        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, Mutant.NONE, true).run(truth, KeyPlan.saliency());
+    }
+
+    @Contract(paper = PAPER, check = "saliency_computed_once")
+    @Seeded
+    void saliencyComputedOnce(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("saliency_computations", (long) r.saliencyComputations());
+        assertThat(PnMixChecks.saliencyComputedOnce(r)).as("saliency computations %s", r.saliencyComputations()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "saliency_computed_once")
+    @Test
+    void saliencyRunsOnceWhateverTheDecodeLength() {
+        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+                assertThat(PnMixChecks.saliencyComputedOnce(smallRun(c, seed))).isTrue());
+    }
+
+    @Contract(paper = PAPER, check = "mask_unchanged_after_decode")
+    @Seeded
+    void maskUnchangedAfterDecode(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("mask_unchanged_after_decode", r.maskUnchangedAfterDecode()).metric("saliency_mask", r.mask().asLong());
+        assertThat(r.mask().byteLength()).as("stored mask bytes").isEqualTo(4);
+        assertThat(PnMixChecks.maskUnchangedAfterDecode(r)).as("mask after decode").isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "mask_unchanged_after_decode")
+    @Test
+    void maskBytesSurviveAnyDecodeLength() {
+        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+                assertThat(PnMixChecks.maskUnchangedAfterDecode(smallRun(c, seed))).isTrue());
+    }
+
+    @Contract(paper = PAPER, check = "saliency_mask_follows_pair_scores")
+    @Seeded
+    void saliencyMaskFollowsPairScores(SeedRun run) {
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        int mismatches = PnMixChecks.saliencyMaskMismatches(e.main(), e.truth());
+        run.metric("saliency_mask", e.main().mask().asLong()).metric("saliency_mask_mismatches", (long) mismatches);
+        assertThat(mismatches).as("pairs or key channels off the specification's saliency").isZero();
+        for (int h = 0; h < e.main().config().kvHeads(); h++) {
+            assertThat(e.main().mask().highCount(h)).as("high pairs of KV head %d", h).isEqualTo(8);
+        }
+    }
+
+    @Contract(paper = PAPER, check = "saliency_mask_follows_pair_scores")
+    @Test
+    void saliencyPicksTopPairsWithTiesToLowerIndex() {
+        qt().withExamples(30).forAll(smallProtocols(), longs().all(), Generate.booleans()).checkAssert((c, seed, tie) -> {
+            Projections t = PnMixFixtures.syntheticTruth(c, seed, c.layout());
+            if (tie) { // pair 1 a copy of pair 0 in every q and k head: equal scores, pair 0 must win
+                copyPair(t.q(), c.headDim());
+                copyPair(t.k(), c.headDim());
+            }
+            PairMask got = PairSaliency.select(PairSaliency.scores(t, c.sinkTokens(), c.prefillTokens(), c.layout()),
+                    c.kvHeads(), c.pairs(), c.highPairsPerHead(), false);
+            assertThat(got).isEqualTo(PnMixChecks.specSaliency(t, c));
+            if (tie) {
+                for (int h = 0; h < c.kvHeads(); h++) {
+                    assertThat(got.high(h, 0) || !got.high(h, 1)).as("tie goes to the lower index").isTrue();
+                }
+            }
+        });
+    }
+
+    private static void copyPair(double[] rows, int d) {
+        for (int i = 0; i < rows.length; i += d) {
+            rows[i + 2] = rows[i];
+            rows[i + 3] = rows[i + 1];
+        }
+    }
+
+    // ---- RoPE --------------------------------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "rope_pair_norm_invariance")
+    @Seeded
+    void ropePairNormInvariance(SeedRun run) {
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        double adjacent = PnMixChecks.ropePairNormMaxError(e.truth(), PairLayout.ADJACENT);
+        PnMixConfig halfSplit = PnMixConfig.pinned().withLayout(PairLayout.HALF_SPLIT);
+        Projections hs = new RandomRopeLayer(new Rng(run.seed()), halfSplit)
+                .project(HamletTokens.first(halfSplit.totalTokens()).bytes());
+        double half = PnMixChecks.ropePairNormMaxError(hs, PairLayout.HALF_SPLIT);
+        run.metric("rope_pair_norm_max_error_adjacent", adjacent).metric("rope_pair_norm_max_error_half_split", half);
+        assertThat(adjacent).as("adjacent pairs").isLessThanOrEqualTo(run.threshold());
+        assertThat(half).as("half-split pairs").isLessThanOrEqualTo(run.threshold());
+    }
+
+    @Contract(paper = PAPER, check = "rope_pair_norm_invariance")
+    @Test
+    void ropeKeepsEveryPairNormInBothLayouts() {
+        qt().withExamples(200).forAll(Generate.pick(List.of(2, 4, 8, 32, 64, 128)), integers().between(0, 200_000),
+                Generate.enumValues(PairLayout.class), longs().all()).checkAssert((d, pos, layout, seed) -> {
+                    double[] x = new Rng(seed).normals(2 * d, 0, 10);
+                    double[] y = x.clone();
+                    Rope.apply(y, 0, 2, d, pos, 10000.0, layout);
+                    for (int h = 0; h < 2; h++) {
+                        for (int p = 0; p < d / 2; p++) {
+                            double before = Rope.pairNorm(x, 0, h, d, p, layout);
+                            assertThat(Rope.pairNorm(y, 0, h, d, p, layout)).isCloseTo(before,
+                                    org.assertj.core.data.Offset.offset(1e-13 * Math.max(1, before)));
+                        }
+                    }
+                    if (pos == 0) {
+                        assertThat(y).containsExactly(x);
+                    }
+                });
+    }
+
+    // ---- quantizer and packing ---------------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "quantizer_levels_exact")
+    @Seeded
+    void quantizerLevelsExact(SeedRun run) {
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        PnMixResult r = e.main();
+        long bad = PnMixChecks.quantizerLevelMismatches(r.finalCache(), e.truth().k(), e.truth().v());
+        run.metric("key_mse", r.keyMse()).metric("value_mse", r.valueMse()).metric("quantizer_level_mismatches", bad);
+        assertThat(bad).as("quantization groups off DESIGN §7's levels").isZero();
+    }
+
+    @Contract(paper = PAPER, check = "quantizer_levels_exact")
+    @Test
+    void groupLevelsAndCodesFollowTheDefinition() {
+        Gen<double[]> groups = integers().between(1, 40).zip(longs().all(), integers().between(0, 3), (n, seed, kind) -> {
+            Rng r = new Rng(seed);
+            double[] x = new double[n];
+            for (int i = 0; i < n; i++) {
+                // kinds: normal values, a constant group, signed zeros with a few values, wide-range values
+                x[i] = switch (kind) {
+                    case 0 -> HalfFloat.roundToHalf(r.normal());
+                    case 1 -> 1.5;
+                    case 2 -> r.uniform() < 0.5 ? (r.uniform() < 0.5 ? 0.0 : -0.0) : HalfFloat.roundToHalf(r.normal());
+                    default -> HalfFloat.roundToHalf(r.normal() * 300);
+                };
+            }
+            return x;
+        });
+        qt().withExamples(300).forAll(groups, integers().between(1, 8)).checkAssert((x, bits) -> {
+            CpuPackedCacheOps ops = new CpuPackedCacheOps();
+            PackedBlock b = ops.quantizePerChannel(x, x.length, new int[] {bits}, OneBitLevels.CONDITIONAL_MEANS);
+            int[] codes = ops.unpackPerChannel(b.codes(), x.length, new int[] {bits});
+            assertThat(PnMixChecks.groupMatchesSpec(x, bits, b, 0, codes)).as("group %s at %d bits", Arrays.toString(x), bits).isTrue();
+            double[] back = ops.dequantizePerChannel(b, x.length, new int[] {bits});
+            for (int i = 0; i < x.length; i++) {
+                if (bits >= 2 && b.scale(0) >= 0x1.0p-14) {
+                    assertThat(Math.abs(back[i] - x[i])).as("half-step bound").isLessThanOrEqualTo(b.scale(0) / 2);
+                }
+                if (Arrays.stream(x).allMatch(v -> v == x[0])) {
+                    assertThat(back[i]).as("a constant group comes back exactly").isEqualTo(x[0]);
+                }
+            }
+        });
+    }
+
+    @Contract(paper = PAPER, check = "pack_unpack_roundtrip")
+    @Seeded
+    void packUnpackRoundTrip(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        long bad = PnMixChecks.packRoundTripMismatches(r.finalCache(), PackedCacheOps.forBackend(run.backend()));
+        run.metric("pack_unpack_mismatches", bad);
+        assertThat(bad).as("bytes or codes that do not survive unpack + pack").isZero();
+    }
+
+    @Contract(paper = PAPER, check = "pack_unpack_roundtrip")
+    @Test
+    void codesOfOneToEightBitsSurvivePackAndUnpack() {
+        qt().withExamples(200).forAll(integers().between(1, 40), integers().between(1, 6), integers().between(1, 8), longs().all())
+                .checkAssert((tokens, channels, tokenBits, seed) -> {
+                    Rng r = new Rng(seed);
+                    int[] bits = new int[channels];
+                    for (int c = 0; c < channels; c++) {
+                        bits[c] = 1 + (int) (r.uniform() * 8);
+                    }
+                    int[] codes = new int[tokens * channels];
+                    boolean constant = r.uniform() < 0.2;
+                    for (int i = 0; i < codes.length; i++) {
+                        int b = bits[i % channels];
+                        codes[i] = constant ? (1 << b) - 1 : (int) (r.uniform() * (1 << b));
+                    }
+                    int groupChannels = channels % 2 == 0 && r.uniform() < 0.5 ? 2 : channels;
+                    assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), codes, tokens, bits, groupChannels, tokenBits))
+                            .isZero();
+                    byte[] packed = new CpuPackedCacheOps().packPerChannel(codes, tokens, bits);
+                    assertThat(packed.length).isEqualTo(BitPacking.channelOffsets(tokens, bits)[channels]);
+                });
+    }
+
+    // ---- attention -----------------------------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
+    @Seeded
+    void packedAttentionMatchesDequantizedOracle(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("attention_kl", r.attentionKl()).metric("attention_output_mse", r.attentionOutputMse())
+                .metric("attention_output_cosine", r.attentionOutputCosine())
+                .metric("packed_vs_dequantized_attention_max_error", r.packedVsOracleMaxError());
+        assertThat(PnMixChecks.packedMatchesOracle(r, run.threshold()))
+                .as("packed attention vs dequantized oracle: %s", r.packedVsOracleMaxError()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
+    @Test
+    void packedAttentionEqualsAttentionOverTheDequantizedCache() {
+        qt().withExamples(40).forAll(integers().between(1, 300), kvShapes(), integers().between(1, 6), longs().all())
+                .checkAssert((n, shape, queries, seed) -> {
+                    PnMixConfig c = PnMixFixtures.small(2 * shape[0], shape[0], shape[1], 5, 16, 6, 0, 3, 1, 2);
+                    StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
+                            .channelBits(c.headDim(), c.layout(), 3, 1), new byte[4], n, seed, null);
+                    PackedKvCache view = cache.view();
+                    int tq = Math.min(queries, n);
+                    boolean causal = seed % 2 == 0;
+                    double[] q = new Rng(seed + 1).normals(c.queryHeads() * tq * c.headDim(), 0, 1);
+                    CpuPackedCacheOps ops = new CpuPackedCacheOps();
+                    double[] packed = ops.attend(view, q, c.queryHeads(), tq, causal, false).out();
+                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.kvHeads(), c.headDim());
+                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.kvHeads(), c.headDim());
+                    double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.queryHeads(), c.kvHeads(), tq, n,
+                            c.headDim(), c.headDim(), causal), q, k, v, null);
+                    assertThat(maxAbsDiff(packed, oracle)).isLessThanOrEqualTo(1e-12);
+                });
+    }
+
+    @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
+    @Seeded
+    void onlineMatchesFinalOutsideRequantizedWindow(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("online_vs_final_cache_attention_max_delta", r.onlineVsFinalMaxDelta())
+                .metric("online_vs_final_unchanged_window_max_delta", r.unchangedWindowMaxDelta())
+                .metric("online_vs_final_unchanged_window_queries", (long) r.unchangedWindowQueries());
+        assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, run.threshold()))
+                .as("unchanged window %s over %d queries, changed window %s over %d", r.unchangedWindowMaxDelta(),
+                        r.unchangedWindowQueries(), r.changedWindowMaxDelta(), r.changedWindowQueries()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
+    @Test
+    void batchedCausalCallReproducesOnlineCallsOverUnchangedStorage() {
+        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+                assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(smallRun(c, seed), 1e-12)).isTrue());
+    }
+
+    @Contract(paper = PAPER, check = "attention_calls_counted")
+    @Seeded
+    void attentionCallsCounted(SeedRun run) {
+        PnMixResult r = PnMixFixtures.experiment(run).main();
+        run.metric("actual_attention_calls", (long) r.attentionCalls());
+        assertThat(PnMixChecks.attentionCallsCounted(r)).as("attention calls %d", r.attentionCalls()).isTrue();
+        assertThat((long) r.attentionCalls()).isEqualTo(PnMixFixtures.seedRunMetrics().get("actual_attention_calls").asLong());
+    }
+
+    @Contract(paper = PAPER, check = "attention_calls_counted")
+    @Test
+    void oneCallPerStepPlusOneBatched() {
+        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+                assertThat(PnMixChecks.attentionCallsCounted(smallRun(c, seed))).isTrue());
+    }
+
+    // ---- the mechanism against its baselines ---------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "pair_saliency_beats_random_mask")
+    @Seeded
+    void pairSaliencyBeatsRandomMask(SeedRun run) {
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        run.metric("attention_kl", e.main().attentionKl()).metric("random_mask_attention_kl_mean", e.randomMaskKlMean());
+        assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("saliency KL %s vs random-mask mean %s",
+                e.main().attentionKl(), e.randomMaskKlMean()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "pair_saliency_beats_random_mask")
+    @Test
+    void saliencyBeatsRandomMasksWhenPairScalesDiffer() {
+        qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
+            PnMixExperiment e = PlantedPairs.experiment(seed);
+            assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("KL %s vs %s", e.main().attentionKl(), e.randomMaskKlMean()).isTrue();
+        });
+    }
+
+    @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
+    @Seeded
+    void mixedPrecisionBeatsUniformAtEqualBytes(SeedRun run) {
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        run.metric("attention_kl", e.main().attentionKl()).metric("uniform_2bit_attention_kl", e.uniform().attentionKl())
+                .metric("quantized_key_bytes", e.main().quantizedKeyBytes())
+                .metric("uniform_2bit_quantized_key_bytes", e.uniform().quantizedKeyBytes())
+                .metric("uniform_2bit_key_bytes", e.uniform().keyBytes());
+        assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("mixed KL %s vs uniform 2-bit KL %s at %d vs %d quantized key bytes",
+                e.main().attentionKl(), e.uniform().attentionKl(), e.main().quantizedKeyBytes(), e.uniform().quantizedKeyBytes()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
+    @Test
+    void mixedBeatsUniformWhenPairScalesDiffer() {
+        qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
+            PnMixExperiment e = PlantedPairs.experiment(seed);
+            assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("KL %s vs %s", e.main().attentionKl(), e.uniform().attentionKl()).isTrue();
+        });
+    }
+
+    // ---- determinism -----------------------------------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "same_seed_metrics_identical")
+    @Seeded
+    void sameSeedMetricsIdentical(SeedRun run) {
+        PnMixExperiment first = PnMixFixtures.experiment(run);
+        PnMixExperiment again = PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE);
+        boolean same = PnMixChecks.metricsIdentical(first.metrics(), again.metrics());
+        run.metric("same_seed_metrics_identical", same);
+        assertThat(same).as("every metric of a second run of seed %d bit for bit", run.seed()).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "same_seed_metrics_identical")
+    @Test
+    void smallRunsRepeatBitForBit() {
+        qt().withExamples(10).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+                assertThat(PnMixChecks.metricsIdentical(smallRun(c, seed).metrics(), smallRun(c, seed).metrics())).isTrue());
+    }
+
+    // ---- CUDA kernels against their CPU twins --------------------------------------------------------------
+
+    @Contract(paper = PAPER, check = "cuda_quantize_pack_bit_equal")
+    @Seeded(gpu = true)
+    void cudaQuantizePackBitEqual(SeedRun run) {
+        long bad = PnMixKernelChecks.quantizePackMismatches(PackedCacheOps.forBackend(run.backend()), new CpuPackedCacheOps(), run.seed());
+        run.metric("cuda_quantize_pack_mismatches", bad);
+        assertThat(bad).as("bytes, codes or values differing from the CPU twin").isZero();
+    }
+
+    @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
+    @Seeded(gpu = true)
+    void cudaPackedAttentionFlashRule(SeedRun run) {
+        PackedCacheOps device = PackedCacheOps.forBackend(run.backend());
+        FlashRule.Verdict worst64 = null;
+        FlashRule.Verdict worst32 = null;
+        for (int which = 0; which < 2; which++) {
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(run.seed(), which);
+            FlashRule.Verdict v64 = PnMixKernelChecks.attentionFp64(device, a);
+            FlashRule.Verdict v32 = PnMixKernelChecks.attentionFp32(device, a);
+            worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
+            worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
+        }
+        run.metric("cuda_packed_attention_fp64_max_error", worst64.maxError()).metric("cuda_packed_attention_fp64_bound", worst64.bound())
+                .metric("cuda_packed_attention_fp32_max_error", worst32.maxError()).metric("cuda_packed_attention_fp32_bound", worst32.bound());
+        flashRuleHolds(worst64);
+        flashRuleHolds(worst32);
+    }
+
+    /** Property half on the CPU: the fp32 twin stays within fp32 noise of the fp64 oracle over random packed caches. */
+    @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
+    @Test
+    void cpuFp32PackedAttentionWithinNoiseOfTheOracle() {
+        qt().withExamples(30).forAll(longs().all()).checkAssert(seed -> {
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
+            CpuPackedCacheOps cpu = new CpuPackedCacheOps();
+            double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
+            double[] fp32 = FlashRule.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+            flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
+        });
+    }
+
+    static double maxAbsDiff(double[] a, double[] b) {
+        double m = 0;
+        for (int i = 0; i < a.length; i++) {
+            m = Math.max(m, Math.abs(a[i] - b[i]));
+        }
+        return m;
+    }
+
+    static void flashRuleHolds(FlashRule.Verdict v) {
+        assertThat(v.holds()).as("%s", v).isTrue();
+    }
+}

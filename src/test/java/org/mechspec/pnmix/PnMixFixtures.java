@@ -1,0 +1,97 @@
+package org.mechspec.pnmix;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.mechspec.compute.CpuPackedCacheOps;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.OneBitLevels;
+import org.mechspec.compute.Rng;
+import org.mechspec.spec.SeedRun;
+
+/** Shared inputs of the pn-mix tests: the per-(backend, seed) protocol result, small configs, random rows. */
+final class PnMixFixtures {
+    private static final Map<String, PnMixExperiment> RUNS = new ConcurrentHashMap<>();
+
+    private PnMixFixtures() {
+    }
+
+    /** The seed's experiment on the run's backend, computed once; records the dataset and runtime figures. */
+    static PnMixExperiment experiment(SeedRun run) {
+        PnMixExperiment e = RUNS.computeIfAbsent(run.backend().name() + "/" + run.seed(),
+                k -> PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE));
+        run.dataset(HamletTokens.FILE, e.datasetSha256());
+        run.runtime("device_kind", run.backend().name());
+        run.runtime("accelerator_model", run.backend().device());
+        run.runtime("elapsed_seconds", e.main().elapsedSeconds());
+        run.runtime("peak_allocated_bytes", e.main().peakAllocatedBytes());
+        return e;
+    }
+
+    /** The seed artifact's per-run figures (the structural ones must match ours exactly). */
+    static JsonNode seedRunMetrics() {
+        try {
+            JsonNode seed = new ObjectMapper().readTree(Files.readString(Path.of("fixtures/seeds/pn-mix.002_9d6477e26dc5885a.json")));
+            return seed.path("runs").get(0).path("metrics");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A small configuration for property runs (model dim 16, RoPE θ 10000, adjacent pairs, ratio 0.5). */
+    static PnMixConfig small(int queryHeads, int kvHeads, int headDim, int sink, int group, int prefill, int decode,
+                             int highBits, int lowBits, int valueBits) {
+        return new PnMixConfig(256, 16, queryHeads, kvHeads, headDim, 10000.0, PairLayout.ADJACENT, sink, group, group, 0.5,
+                highBits, lowBits, valueBits, 128, OneBitLevels.CONDITIONAL_MEANS, prefill, decode);
+    }
+
+    /** fp16 rows of N(0, std²) values, [tokens][channels]. */
+    static double[] halfRows(Rng rng, int tokens, int channels, double std) {
+        double[] x = rng.normals(tokens * channels, 0.0, std);
+        for (int i = 0; i < x.length; i++) {
+            x[i] = HalfFloat.roundToHalf(x[i]);
+        }
+        return x;
+    }
+
+    /** A cache of {@code tokens} random fp16 rows appended through the mechanism on the CPU. */
+    static StreamingCache filledCache(PnMixConfig c, int[] keyBits, byte[] mask, int tokens, long seed, double[][] truthOut) {
+        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), keyBits, mask, Mutant.NONE);
+        Rng rng = new Rng(seed);
+        double[] k = halfRows(rng, tokens, c.kvChannels(), 1.0);
+        double[] v = halfRows(rng, tokens, c.kvChannels(), 1.0);
+        for (int t = 0; t < tokens; t++) {
+            cache.append(Projections.row(k, c.kvChannels(), t), Projections.row(v, c.kvChannels(), t));
+        }
+        if (truthOut != null) {
+            truthOut[0] = k;
+            truthOut[1] = v;
+        }
+        return cache;
+    }
+
+    /** A random mask with the config's ratio. */
+    static PairMask randomMask(PnMixConfig c, long seed) {
+        return RandomMasks.draw(new Rng(seed), 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
+    }
+
+    /** Random byte tokens (printable ASCII), for runs that must not depend on the data set. */
+    static byte[] syntheticTokens(long seed, int n) {
+        Rng rng = new Rng(seed);
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) (32 + (int) (rng.uniform() * 95));
+        }
+        return b;
+    }
+
+    /** The protocol's truth for synthetic tokens, drawn like the seeded run. */
+    static Projections syntheticTruth(PnMixConfig c, long seed, PairLayout ropeLayout) {
+        return new RandomRopeLayer(new Rng(seed), c, ropeLayout).project(syntheticTokens(seed + 1, c.totalTokens()));
+    }
+}
