@@ -19,13 +19,11 @@ import org.opentest4j.TestAbortedException;
  * model must have the layer the protocol converts.
  */
 final class OalFixture {
-    static final String CHECKPOINT = "checkpoints/tiny-qwen2";
-
     private OalFixture() {
     }
 
     static Path dir() {
-        return Path.of(System.getProperty("mechspec.fixtures.dir", "fixtures")).resolve(CHECKPOINT);
+        return Checkpoint.tinyQwen2();
     }
 
     /** The fixture, verified against the manifest's pinned hashes; skips with a message when it is absent. */
