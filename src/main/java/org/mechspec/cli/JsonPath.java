@@ -1,6 +1,7 @@
 package org.mechspec.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import org.mechspec.report.LayoutCheck;
 import com.fasterxml.jackson.databind.node.MissingNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -56,23 +57,8 @@ record JsonPath(List<Object> segments) {
         return toString().replaceAll("\\[\\d+]", "[]");
     }
 
-    /** JSON type names as LayoutCheck writes them. */
+    /** JSON type names as LayoutCheck writes them ("nothing" for an absent node). */
     static String type(JsonNode n) {
-        if (n.isMissingNode()) {
-            return "nothing";
-        }
-        if (n.isObject()) {
-            return "object";
-        }
-        if (n.isArray()) {
-            return "array";
-        }
-        if (n.isTextual()) {
-            return "string";
-        }
-        if (n.isNumber()) {
-            return "number";
-        }
-        return n.isBoolean() ? "boolean" : "null";
+        return n.isMissingNode() ? "nothing" : LayoutCheck.type(n);
     }
 }

@@ -94,6 +94,7 @@ final class TemplatePositions {
                 case "$sources":
                     return F.objectNode();
                 case "$claims_improvement":
+                case "$gpu_validated":
                     return F.booleanNode(false);
                 default:
                     return F.textNode("");

@@ -111,6 +111,8 @@ public final class ArtifactRenderer {
                 return F.textNode(ClaimPolicy.negativeResult(manifest, perSeedMetrics()));
             case "$claims_improvement":
                 return F.booleanNode(ClaimPolicy.claimsImprovement(manifest, perSeedMetrics()));
+            case "$gpu_validated":
+                return F.booleanNode(gpuValidated());
             case "$backend":
                 return F.textNode(run.backend);
             case "$device":
@@ -242,6 +244,21 @@ public final class ArtifactRenderer {
             return F.numberNode((long) value);
         }
         return F.numberNode(value);
+    }
+
+    /** True only for a CUDA run in which every check that ran passed, on every seed. */
+    private boolean gpuValidated() {
+        if (!run.backend.equals("cuda") || run.seeds.isEmpty()) {
+            return false;
+        }
+        for (Map.Entry<Long, PaperRun.SeedRecord> e : run.seeds.entrySet()) {
+            for (String check : e.getValue().checks.keySet()) {
+                if (!run.checkOutcome(e.getKey(), check)) {
+                    return false;
+                }
+            }
+        }
+        return true;
     }
 
     private Map<Long, Map<String, Object>> perSeedMetrics() {

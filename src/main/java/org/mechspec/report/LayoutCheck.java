@@ -58,7 +58,7 @@ public final class LayoutCheck {
         }
     }
 
-    static String type(JsonNode n) {
+    public static String type(JsonNode n) {
         if (n.isObject()) {
             return "object";
         }

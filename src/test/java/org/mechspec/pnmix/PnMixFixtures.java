@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.mechspec.compute.CpuPackedCacheOps;
@@ -35,8 +33,9 @@ final class PnMixFixtures {
 
     /** The seed artifact's per-run figures (the structural ones must match ours exactly). */
     static JsonNode seedRunMetrics() {
-        try {
-            JsonNode seed = new ObjectMapper().readTree(Files.readString(Path.of("fixtures/seeds/pn-mix.002_9d6477e26dc5885a.json")));
+        // From the classpath (fixtures/seeds is a resource folder), so the GPU bundle finds it too.
+        try (var in = PnMixFixtures.class.getClassLoader().getResourceAsStream("fixtures/seeds/pn-mix.002_9d6477e26dc5885a.json")) {
+            JsonNode seed = new ObjectMapper().readTree(in);
             return seed.path("runs").get(0).path("metrics");
         } catch (IOException e) {
             throw new UncheckedIOException(e);

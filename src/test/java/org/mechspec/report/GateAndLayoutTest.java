@@ -57,6 +57,22 @@ class GateAndLayoutTest {
     }
 
     @Test
+    void gpuValidatedOnlyForACudaRunWhoseChecksAllPassed() {
+        Manifest m = ManifestLoader.parse("demo.json", """
+                {"paper": "demo", "title": "t", "seeds": [42, 43], "dataset": {}, "protocol": {}, "claim_policy": {},
+                 "limitations": [], "sources": [], "checks": [{"name": "c", "description": "d"}],
+                 "metrics": [{"name": "err"}, {"name": "bytes"}], "artifact": {"g": "$gpu_validated"}}
+                """);
+        SourceFingerprints.Recorded none = new SourceFingerprints.Recorded("abc", java.util.Map.of());
+        PaperRun cuda = new PaperRun("demo", "cuda");
+        cuda.seeds.putAll(run(1e-15, 100, true).seeds);
+        assertThat(new ArtifactRenderer(m, cuda, none).render().get("g").asBoolean()).isTrue();
+        assertThat(new ArtifactRenderer(m, run(1e-15, 100, true), none).render().get("g").asBoolean()).as("cpu").isFalse();
+        cuda.seed(43).outcome("c", false);
+        assertThat(new ArtifactRenderer(m, cuda, none).render().get("g").asBoolean()).as("a failed check").isFalse();
+    }
+
+    @Test
     void layoutCheckReportsMissingAndMistypedPathsButNotFreeKeys() throws Exception {
         JsonNode reference = JSON.readTree("{\"a\": {\"b\": 1, \"c\": [{\"d\": true}]}, \"files\": {\"x.py\": \"h\"}}");
         ObjectNode ours = (ObjectNode) JSON.readTree("{\"a\": {\"b\": 2.5, \"c\": [{\"d\": true}], \"extra\": 1}, \"files\": {\"y.java\": \"h\"}}");

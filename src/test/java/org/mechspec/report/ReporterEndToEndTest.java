@@ -92,6 +92,7 @@ class ReporterEndToEndTest {
         assertThat(artifact.get("negative_result").asText())
                 .isEqualTo("Seed 43 lhs 2.0000000000 is not below rhs 1.5000000000. Three seeds are few.");
         assertThat(artifact.get("claims_improvement").asBoolean()).isFalse();
+        assertThat(artifact.get("gpu_validated").asBoolean()).as("a CPU run never claims GPU validation").isFalse();
     }
 
     @Test
@@ -161,6 +162,7 @@ class ReporterEndToEndTest {
                 "metrics": {"$aggregate": {"stats": ["mean", "std", "n"], "metrics": ["value", "bytes"]}},
                 "negative_result": "$negative_result",
                 "claims_improvement": "$claims_improvement",
+                "gpu_validated": "$gpu_validated",
                 "one_seed": {"seed": "$first_seed", "fails_on_43": {"$check": {"name": "fails", "seed": 43}},
                              "value_of_first": {"$metric": {"name": "value", "seed": "first"}}},
                 "provenance": {"commit": "$commit", "backend": "$backend", "sources": "$sources"}

@@ -1,0 +1,143 @@
+package org.mechspec.oal;
+
+import java.util.Arrays;
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.LinearAttentionOps;
+import org.mechspec.compute.Rng;
+import org.mechspec.data.ByteBlocks;
+import org.mechspec.model.Batch;
+import org.mechspec.model.Lora;
+import org.mechspec.model.LoraConfig;
+import org.mechspec.model.Qwen2Config;
+import org.mechspec.model.Qwen2Model;
+import org.mechspec.model.SoftmaxAttention;
+import org.mechspec.oal.BlockLedger.Phase;
+import org.mechspec.oal.BlockLedger.Split;
+
+/**
+ * One seed of the OAL protocol (DESIGN §8) on a Qwen2-architecture model: blocks, grouping and calibration of layer
+ * {@value #LAYER}, the global baseline, matched LoRA for the softmax and the converted model, evaluation on the test
+ * blocks and the bootstrap. Rng(seed) is consumed in the pinned order: validation shuffle, test shuffle, calibration
+ * noise, LoRA A matrices, dropout masks — then (our choice) the bootstrap's indices.
+ */
+final class OalProtocol {
+    static final int LAYER = 4;
+    static final int SEQUENCE_LENGTH = 32;
+    static final LoraConfig LORA = new LoraConfig(8, 16.0, 0.05);
+    static final int LORA_STEPS = 3;
+    static final double LORA_LEARNING_RATE = 1e-3;
+    static final int BOOTSTRAP_REPLICATES = 64;
+
+    private OalProtocol() {
+    }
+
+    static OalRun run(long seed, Backend backend, Qwen2Model base, byte[] validationBytes, byte[] testBytes) {
+        return run(seed, backend, base, validationBytes, testBytes, Mutant.NONE);
+    }
+
+    static OalRun run(long seed, Backend backend, Qwen2Model base, byte[] validationBytes, byte[] testBytes, Mutant mutant) {
+        long start = System.nanoTime();
+        requireConvertible(base);
+        Qwen2Config config = base.config();
+        int heads = config.numAttentionHeads();
+        int d = config.headDim();
+        Grouping.requireSplittable(d);
+        LinearAttentionOps ops = LinearAttentionOps.forBackend(backend);
+        ByteBlocks valid = new ByteBlocks(validationBytes, SEQUENCE_LENGTH);
+        ByteBlocks test = new ByteBlocks(testBytes, SEQUENCE_LENGTH);
+
+        Rng rng = new Rng(seed);
+        BlockRoles roles = BlockRoles.draw(rng, valid.count(), test.count());
+        double[][][] noise = Calibration.drawNoise(rng, heads, Grouping.GROUPS + 1);
+        BlockLedger ledger = new BlockLedger();
+
+        // Grouping and calibration of the converted layer, on the untouched (softmax) model.
+        LayerSamples grouping = samples(base, valid, roles.grouping(), ledger, Phase.GROUPING, Split.VALIDATION);
+        double[] contributions = Grouping.contributions(grouping);
+        int[] groups = Grouping.assign(contributions, heads, d);
+        LayerSamples calibration = mutant == Mutant.CALIBRATE_ON_TEST_BLOCKS
+                ? samples(base, test, roles.test(), ledger, Phase.CALIBRATION, Split.TEST)
+                : samples(base, valid, roles.calibration(), ledger, Phase.CALIBRATION, Split.VALIDATION);
+        ledger.record(Phase.SELECTION, Split.VALIDATION, roles.grouping());
+        Calibration.HeadFit[] fits = new Calibration.HeadFit[heads];
+        double[][] globalFactors = new double[heads][];
+        for (int h = 0; h < heads; h++) {
+            int[] headGroups = Arrays.copyOfRange(groups, h * d, (h + 1) * d);
+            fits[h] = Calibration.calibrateHead(new HeadObjective(calibration, h, headGroups, Grouping.GROUPS),
+                    new HeadObjective(grouping, h, headGroups, Grouping.GROUPS), noise[h]);
+            globalFactors[h] = Calibration.globalHead(new HeadObjective(calibration, h, new int[d], 1));
+        }
+        double[][] oalFactors = new double[heads][];
+        for (int h = 0; h < heads; h++) {
+            oalFactors[h] = fits[h].l();
+        }
+        LayerSamples validation = samples(base, valid, roles.validation(), ledger, Phase.VALIDATION, Split.VALIDATION);
+        double oalMse = outputMse(ops, validation, groups, Grouping.GROUPS, oalFactors);
+        double globalMse = outputMse(ops, validation, Grouping.global(heads, d), 1, globalFactors);
+        KernelAgreement agreement = KernelAgreement.measure(ops, validation.block(0), groups, Grouping.GROUPS, oalFactors);
+        double minSimilarity = PairwiseOracle.minSimilarityFromGram(validation.shape(Grouping.GROUPS), validation.q(),
+                validation.k(), groups, QuadraticForm.gramAll(oalFactors, Grouping.GROUPS + 1, Mutant.NONE));
+
+        // Matched LoRA: one draw of A matrices and one dropout mask per step, shared by both models.
+        ConvertedAttention block = new ConvertedAttention(LAYER, ops, groups, Grouping.GROUPS, oalFactors);
+        Batch adaptation = Batch.nextToken(valid.blocks(roles.adaptation()), SEQUENCE_LENGTH);
+        for (int step = 0; step < LORA_STEPS; step++) {
+            ledger.record(Phase.ADAPTATION, Split.VALIDATION, roles.adaptation());
+        }
+        MatchedLora.Adapted adapted = MatchedLora.adapt(base, LAYER, block, adaptation, rng, LORA, LORA_STEPS,
+                LORA_LEARNING_RATE, mutant);
+        Qwen2Model softmax = adapted.softmax();
+        Qwen2Model converted = adapted.converted();
+
+        // Evaluation: the test blocks meet a model here for the first time.
+        ledger.record(Phase.EVALUATION, Split.TEST, roles.test());
+        Batch testBatch = Batch.nextToken(test.blocks(roles.test()), SEQUENCE_LENGTH);
+        double[] softmaxNll = softmax.forward(testBatch).tokenNll();
+        double[] oalNll = converted.forward(testBatch).tokenNll();
+        double[] diff = new double[oalNll.length];
+        for (int i = 0; i < diff.length; i++) {
+            diff[i] = oalNll[i] - softmaxNll[i];
+        }
+        double[] means = Bootstrap.replicateMeans(diff, BOOTSTRAP_REPLICATES, rng);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return new OalRun(seed, backend.name(), roles, ledger, contributions, groups, fits, globalFactors, grouping,
+                calibration, validation, oalMse, globalMse, agreement, minSimilarity, adapted.softmaxRecord(),
+                adapted.convertedRecord(), Lora.parameterDeltaL2(softmax), Lora.parameterDeltaL2(converted), softmaxNll, oalNll,
+                Bootstrap.percentile(means, 2.5), Bootstrap.percentile(means, 97.5), seconds);
+    }
+
+    /** The checkpoint must have the layer to convert, still with softmax attention, and no LoRA yet. */
+    static void requireConvertible(Qwen2Model base) {
+        if (base.layerCount() <= LAYER) {
+            throw new IllegalArgumentException("the checkpoint has " + base.layerCount() + " decoder layers (0.."
+                    + (base.layerCount() - 1) + "): OAL converts layer " + LAYER + ", which it does not have");
+        }
+        if (!(base.attention(LAYER) instanceof SoftmaxAttention)) {
+            throw new IllegalArgumentException("layer " + LAYER + " of the checkpoint is not softmax attention ("
+                    + base.attention(LAYER).getClass().getSimpleName() + "): there is nothing to convert");
+        }
+        if (!base.loraAdapters().isEmpty()) {
+            throw new IllegalArgumentException("the checkpoint already carries LoRA adapters; the protocol attaches its own");
+        }
+    }
+
+    /** The converted layer's activations of the given blocks (full 32-token sequences, no dropout). */
+    static LayerSamples samples(Qwen2Model model, ByteBlocks blocks, int[] indices, BlockLedger ledger, Phase phase,
+                                Split split) {
+        ledger.record(phase, split, indices);
+        Batch batch = new Batch(blocks.blocks(indices), null, indices.length, SEQUENCE_LENGTH);
+        return LayerSamples.of(model.forward(batch).layer(LAYER));
+    }
+
+    /** Mean over every element of (grouped-quadratic output − softmax output)², all heads. */
+    static double outputMse(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] factors) {
+        double[] m = QuadraticForm.gramAll(factors, groupCount + 1, Mutant.NONE);
+        double[] out = ops.dense(s.shape(groupCount), s.q(), s.k(), s.v(), groups, m);
+        double sum = 0.0;
+        for (int i = 0; i < out.length; i++) {
+            double diff = out[i] - s.softmax()[i];
+            sum += diff * diff;
+        }
+        return sum / out.length;
+    }
+}
