@@ -89,10 +89,10 @@ public final class PnMixChecks {
                 double qNorm = 0;
                 for (int tok = from; tok < to; tok++) {
                     int kBase = tok * c.kvChannels() + h * d;
-                    kNorm += Math.hypot(t.k()[kBase + a], t.k()[kBase + b]);
+                    kNorm += StrictMath.hypot(t.k()[kBase + a], t.k()[kBase + b]);
                     for (int qh = h * group; qh < (h + 1) * group; qh++) {
                         int qBase = tok * c.queryHeads() * d + qh * d;
-                        qNorm += Math.hypot(t.q()[qBase + a], t.q()[qBase + b]);
+                        qNorm += StrictMath.hypot(t.q()[qBase + a], t.q()[qBase + b]);
                     }
                 }
                 int n = to - from;
