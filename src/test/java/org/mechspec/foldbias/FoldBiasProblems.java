@@ -48,7 +48,7 @@ final class FoldBiasProblems {
                 (d, n, t, m, mt) -> new int[] {d, n, Math.min(t, n), m, mt})
                 .zip(doubles().between(0.0, 2.0), doubles().between(-3.0, 0.0),
                         (s, spread, logLambda) -> new FoldBiasConfig(s[0], s[1], s[2], s[3], s[4], spread,
-                                Math.pow(10.0, logLambda)));
+                                StrictMath.pow(10.0, logLambda)));
         return configs.zip(longs().between(0, 1_000_000), Problem::new);
     }
 

@@ -82,6 +82,7 @@ class KernelContracts {
 
     @Contract(paper = PAPER, check = "attention_fp64_flash_rule")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void attentionFp64(SeedRun run) {
         FlashRule.Verdict worst = null;
         for (boolean bias : new boolean[] {false, true}) {
@@ -96,6 +97,7 @@ class KernelContracts {
 
     @Contract(paper = PAPER, check = "attention_fp32_flash_rule")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void attentionFp32(SeedRun run) {
         FlashRule.Verdict worst = null;
         for (boolean bias : new boolean[] {false, true}) {

@@ -58,6 +58,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantRngWrongSeedFailsTestVector() {
+        assertThat(KernelChecks.rngMatchesTestVector(new Rng(42), new Rng(42))).isTrue();
         assertThat(KernelChecks.rngMatchesTestVector(new Rng(43), new Rng(42))).isFalse();
         assertThat(KernelChecks.rngMatchesTestVector(new Rng(42), new Rng(41))).isFalse();
     }
@@ -74,6 +75,7 @@ class KernelMutantsTest {
                 return out;
             }
         };
+        assertThat(KernelChecks.halfMismatches(CpuBackend.INSTANCE)).isZero();
         assertThat(KernelChecks.halfMismatches(viaFloat)).isPositive();
     }
 
@@ -109,6 +111,7 @@ class KernelMutantsTest {
                 return out;
             }
         };
+        assertThat(KernelChecks.halfMismatches(CpuBackend.INSTANCE)).isZero();
         assertThat(KernelChecks.halfMismatches(tiesAway)).isPositive();
     }
 
@@ -131,6 +134,8 @@ class KernelMutantsTest {
             }
         };
         var c = KernelChecks.attentionCase(42, false, false);
+        assertThat(KernelChecks.attentionFp32(CpuBackend.INSTANCE, c).holds()).isTrue();
+        assertThat(KernelChecks.attentionFp64(CpuBackend.INSTANCE, c).holds()).isTrue();
         assertThat(KernelChecks.attentionFp32(dropsLastKey, c).holds()).isFalse();
         assertThat(KernelChecks.attentionFp64(dropsLastKey, c).holds()).isFalse();
     }
@@ -145,7 +150,9 @@ class KernelMutantsTest {
                 return out;
             }
         };
-        assertThat(KernelChecks.attentionFp32(unwritten, KernelChecks.attentionCase(43, true, false)).holds()).isFalse();
+        var c = KernelChecks.attentionCase(43, true, false);
+        assertThat(KernelChecks.attentionFp32(CpuBackend.INSTANCE, c).holds()).isTrue();
+        assertThat(KernelChecks.attentionFp32(unwritten, c).holds()).isFalse();
     }
 
     @Test
@@ -161,7 +168,9 @@ class KernelMutantsTest {
                 return d;
             }
         };
-        assertThat(KernelChecks.attentionFp64(lowPrecision, KernelChecks.attentionCase(44, true, true)).holds()).isFalse();
+        var c = KernelChecks.attentionCase(44, true, true);
+        assertThat(KernelChecks.attentionFp64(CpuBackend.INSTANCE, c).holds()).isTrue();
+        assertThat(KernelChecks.attentionFp64(lowPrecision, c).holds()).isFalse();
     }
 
     private static AttentionShape shrink(AttentionShape s) {

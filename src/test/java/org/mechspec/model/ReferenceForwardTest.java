@@ -82,7 +82,7 @@ class ReferenceForwardTest {
                     }
                     double z = 0;
                     for (int j = 0; j <= t; j++) {
-                        s[j] = Math.exp(s[j] - max);
+                        s[j] = StrictMath.exp(s[j] - max);
                         z += s[j];
                     }
                     for (int j = 0; j <= t; j++) {
@@ -97,7 +97,7 @@ class ReferenceForwardTest {
                 double[] up = linear(m, p + "mlp.up_proj", h2, false);
                 double[] act = new double[gate.length];
                 for (int i = 0; i < act.length; i++) {
-                    act[i] = gate[i] / (1 + Math.exp(-gate[i])) * up[i];
+                    act[i] = gate[i] / (1 + StrictMath.exp(-gate[i])) * up[i];
                 }
                 x[t] = add(mid, linear(m, p + "mlp.down_proj", act, false));
             }
@@ -158,9 +158,9 @@ class ReferenceForwardTest {
         double[] out = new double[x.length];
         for (int head = 0; head < x.length / d; head++) {
             for (int i = 0; i < d; i++) {
-                double freq = position * Math.pow(c.ropeTheta(), -(2.0 * (i % (d / 2))) / d);
+                double freq = position * StrictMath.pow(c.ropeTheta(), -(2.0 * (i % (d / 2))) / d);
                 double rotateHalf = i < d / 2 ? -x[head * d + i + d / 2] : x[head * d + i - d / 2];
-                out[head * d + i] = x[head * d + i] * Math.cos(freq) + rotateHalf * Math.sin(freq);
+                out[head * d + i] = x[head * d + i] * StrictMath.cos(freq) + rotateHalf * StrictMath.sin(freq);
             }
         }
         return out;

@@ -411,12 +411,14 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "oal_dense_cuda_flash_rule")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void denseCudaFlashRule(SeedRun run) {
         differential(run, false);
     }
 
     @Contract(paper = PAPER, check = "oal_recurrent_cuda_flash_rule")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void recurrentCudaFlashRule(SeedRun run) {
         differential(run, true);
     }

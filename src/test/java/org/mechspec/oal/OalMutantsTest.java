@@ -155,6 +155,7 @@ class OalMutantsTest {
     void mutantUnwrittenElementFailsDenseDifferential() {
         OalChecks.DifferentialCase c = OalChecks.differentialCase(3, 1, 9, 2, 1, 16);
         assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, false).holds()).isTrue();
+        assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, true).holds()).isTrue();
         assertThat(OalChecks.differential(new UnwrittenLastElement(), c, false, false).holds()).isFalse();
         assertThat(OalChecks.differential(new UnwrittenLastElement(), c, false, true).holds()).isFalse();
     }

@@ -26,7 +26,7 @@ final class PlantedPairs {
         int group = c.queryHeads() / c.kvHeads();
         double[] scale = new double[c.kvHeads() * c.pairs()];
         for (int i = 0; i < scale.length; i++) {
-            scale[i] = Math.exp(rng.normal());
+            scale[i] = StrictMath.exp(rng.normal());
         }
         double[] q = new double[n * c.queryHeads() * d];
         double[] k = new double[n * c.kvChannels()];

@@ -477,6 +477,7 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "cuda_quantize_pack_bit_equal")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void cudaQuantizePackBitEqual(SeedRun run) {
         long bad = PnMixKernelChecks.quantizePackMismatches(PackedCacheOps.forBackend(run.backend()), new CpuPackedCacheOps(), run.seed());
         run.metric("cuda_quantize_pack_mismatches", bad);
@@ -485,21 +486,26 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
     @Seeded(gpu = true)
+    @Tag("gpu")
     void cudaPackedAttentionFlashRule(SeedRun run) {
         PackedCacheOps device = PackedCacheOps.forBackend(run.backend());
         FlashRule.Verdict worst64 = null;
         FlashRule.Verdict worst32 = null;
+        List<FlashRule.Verdict> all = new java.util.ArrayList<>();
         for (int which = 0; which < 2; which++) {
             PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(run.seed(), which);
             FlashRule.Verdict v64 = PnMixKernelChecks.attentionFp64(device, a);
             FlashRule.Verdict v32 = PnMixKernelChecks.attentionFp32(device, a);
+            all.add(v64);
+            all.add(v32);
             worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
             worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
         }
         run.metric("cuda_packed_attention_fp64_max_error", worst64.maxError()).metric("cuda_packed_attention_fp64_bound", worst64.bound())
                 .metric("cuda_packed_attention_fp32_max_error", worst32.maxError()).metric("cuda_packed_attention_fp32_bound", worst32.bound());
-        flashRuleHolds(worst64);
-        flashRuleHolds(worst32);
+        // Every case must hold: the largest error need not come with the tightest bound, and non-finite
+        // (unwritten) elements are left out of maxError, so judging only the worst-by-error verdict could pass a failure.
+        all.forEach(PnMixContracts::flashRuleHolds);
     }
 
     /** Property half on the CPU: the fp32 twin stays within fp32 noise of the fp64 oracle over random packed caches. */

@@ -169,6 +169,7 @@ class PnMixMutantsTest {
     @Test
     void aPackerDroppingTheTopBitBreaksRoundTripsAndBitEquality() {
         PackedCacheOps broken = new TopBitDroppingOps();
+        assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), new int[] {3, 2, 1, 0}, 4, new int[] {2}, 1, 2)).isZero();
         assertThat(PnMixChecks.packRoundTripMismatches(run(Mutant.NONE).finalCache(), broken)).isPositive();
         assertThat(PnMixChecks.codeRoundTripMismatches(broken, new int[] {3, 2, 1, 0}, 4, new int[] {2}, 1, 2)).isPositive();
         assertThat(PnMixKernelChecks.quantizePackMismatches(broken, new CpuPackedCacheOps(), SEED)).isPositive();
@@ -202,7 +203,10 @@ class PnMixMutantsTest {
     void anAttentionKernelMisreadingCodesBreaksTheOracleMatchAndTheFlashRule() {
         PnMixResult r = run(Mutant.NONE, new MisreadingOps(), truth(Mutant.NONE));
         assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).as("error %s", r.packedVsOracleMaxError()).isFalse();
+        assertThat(PnMixChecks.packedMatchesOracle(run(Mutant.NONE), TIGHT)).isTrue();
         PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(SEED, 0);
+        assertThat(PnMixKernelChecks.attentionFp64(new CpuPackedCacheOps(), a).holds()).isTrue();
+        assertThat(PnMixKernelChecks.attentionFp32(new CpuPackedCacheOps(), a).holds()).isTrue();
         assertThat(PnMixKernelChecks.attentionFp64(new MisreadingOps(), a).holds()).isFalse();
         assertThat(PnMixKernelChecks.attentionFp32(new MisreadingOps(), a).holds()).isFalse();
     }
