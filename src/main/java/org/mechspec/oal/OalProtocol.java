@@ -80,18 +80,14 @@ final class OalProtocol {
 
         // Matched LoRA: one draw of A matrices and one dropout mask per step, shared by both models.
         ConvertedAttention block = new ConvertedAttention(LAYER, ops, groups, Grouping.GROUPS, oalFactors);
-        Batch adaptation = Batch.nextToken(valid.blocks(roles.adaptation()), SEQUENCE_LENGTH);
-        for (int step = 0; step < LORA_STEPS; step++) {
-            ledger.record(Phase.ADAPTATION, Split.VALIDATION, roles.adaptation());
-        }
+        Batch adaptation = nextTokenBatch(valid, roles.adaptation(), ledger, Phase.ADAPTATION, Split.VALIDATION);
         MatchedLora.Adapted adapted = MatchedLora.adapt(base, LAYER, block, adaptation, rng, LORA, LORA_STEPS,
                 LORA_LEARNING_RATE, mutant);
         Qwen2Model softmax = adapted.softmax();
         Qwen2Model converted = adapted.converted();
 
         // Evaluation: the test blocks meet a model here for the first time.
-        ledger.record(Phase.EVALUATION, Split.TEST, roles.test());
-        Batch testBatch = Batch.nextToken(test.blocks(roles.test()), SEQUENCE_LENGTH);
+        Batch testBatch = nextTokenBatch(test, roles.test(), ledger, Phase.EVALUATION, Split.TEST);
         double[] softmaxNll = softmax.forward(testBatch).tokenNll();
         double[] oalNll = converted.forward(testBatch).tokenNll();
         double[] diff = new double[oalNll.length];
@@ -127,6 +123,12 @@ final class OalProtocol {
         ledger.record(phase, split, indices);
         Batch batch = new Batch(blocks.blocks(indices), null, indices.length, SEQUENCE_LENGTH);
         return LayerSamples.of(model.forward(batch).layer(LAYER));
+    }
+
+    /** The next-token batch of some blocks; the ledger records exactly the blocks fetched, where they are fetched. */
+    static Batch nextTokenBatch(ByteBlocks blocks, int[] indices, BlockLedger ledger, Phase phase, Split split) {
+        ledger.record(phase, split, indices);
+        return Batch.nextToken(blocks.blocks(indices), SEQUENCE_LENGTH);
     }
 
     /** Mean over every element of (grouped-quadratic output − softmax output)², all heads. */
