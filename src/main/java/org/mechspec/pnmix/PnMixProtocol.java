@@ -200,6 +200,10 @@ public final class PnMixProtocol {
                 na += a * a;
                 nb += b * b;
             }
+            if (na == 0.0 || nb == 0.0) {
+                throw new IllegalStateException("attention output of query " + t + ", head " + h
+                        + " is all zero: cosine similarity is undefined");
+            }
             acc.cosSum += dot / (StrictMath.sqrt(na) * StrictMath.sqrt(nb));
             acc.rows++;
         }
