@@ -254,24 +254,10 @@ final class ArtifactValidator {
     }
 
     static double statistic(String stat, List<Double> xs) {
-        switch (stat) {
-            case "mean":
-                return Statistics.mean(xs);
-            case "std":
-            case "sample_std":
-                return Statistics.sampleStd(xs);
-            case "n":
-                return xs.size();
-            case "ci95":
-                return Statistics.ci95(xs);
-            case "ci95_t":
-                return Statistics.ci95t(xs);
-            case "min":
-                return Statistics.min(xs);
-            case "max":
-                return Statistics.max(xs);
-            default:
-                throw new InputException("unknown statistic '" + stat + "' in the manifest's template");
+        try {
+            return Statistics.byName(stat, xs);
+        } catch (IllegalArgumentException e) {
+            throw new InputException(e.getMessage() + " in the manifest's template");
         }
     }
 

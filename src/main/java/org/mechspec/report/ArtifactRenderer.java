@@ -217,30 +217,17 @@ public final class ArtifactRenderer {
         List<Double> xs = values.stream().map(v -> ((Number) v).doubleValue()).toList();
         boolean integral = values.stream().allMatch(v -> v instanceof Long);
         double value;
-        switch (stat) {
-            case "mean":
-                value = Statistics.mean(xs);
-                break;
-            case "std":
-            case "sample_std":
-                return F.numberNode(Statistics.sampleStd(xs));
-            case "n":
-                return F.numberNode(xs.size());
-            case "ci95":
-                return F.numberNode(Statistics.ci95(xs));
-            case "ci95_t":
-                return F.numberNode(Statistics.ci95t(xs));
-            case "min":
-                value = Statistics.min(xs);
-                break;
-            case "max":
-                value = Statistics.max(xs);
-                break;
-            default:
-                throw new ManifestException(manifest.file() + ": unknown statistic '" + stat + "'");
+        try {
+            value = Statistics.byName(stat, xs);
+        } catch (IllegalArgumentException e) {
+            throw new ManifestException(manifest.file() + ": " + e.getMessage());
         }
-        // Integer metrics keep integer statistics where exact (byte counts stay 15108, not 15108.0).
-        if (integral && value == Math.rint(value) && Math.abs(value) < 0x1p53) {
+        if (stat.equals("n")) {
+            return F.numberNode(xs.size());
+        }
+        // Integer metrics keep integer mean/min/max where exact (byte counts stay 15108, not 15108.0).
+        boolean location = stat.equals("mean") || stat.equals("min") || stat.equals("max");
+        if (location && integral && value == Math.rint(value) && Math.abs(value) < 0x1p53) {
             return F.numberNode((long) value);
         }
         return F.numberNode(value);

@@ -65,6 +65,33 @@ public final class Statistics {
         return xs.stream().mapToDouble(Double::doubleValue).max().orElseThrow();
     }
 
+    /**
+     * A statistic by its template name: mean, std / sample_std, n, ci95, ci95_t, min, max.
+     *
+     * @throws IllegalArgumentException for any other name
+     */
+    public static double byName(String stat, List<Double> xs) {
+        switch (stat) {
+            case "mean":
+                return mean(xs);
+            case "std":
+            case "sample_std":
+                return sampleStd(xs);
+            case "n":
+                return xs.size();
+            case "ci95":
+                return ci95(xs);
+            case "ci95_t":
+                return ci95t(xs);
+            case "min":
+                return min(xs);
+            case "max":
+                return max(xs);
+            default:
+                throw new IllegalArgumentException("unknown statistic '" + stat + "'");
+        }
+    }
+
     private static BigDecimal exactMean(List<Double> xs) {
         BigDecimal sum = BigDecimal.ZERO;
         for (double x : xs) {

@@ -73,21 +73,7 @@ class SeedAggregatesTest {
     }
 
     private static double statistic(String stat, List<Double> xs) {
-        switch (stat) {
-            case "mean":
-                return Statistics.mean(xs);
-            case "std":
-            case "sample_std":
-                return Statistics.sampleStd(xs);
-            case "n":
-                return xs.size();
-            case "ci95":
-                return Statistics.ci95(xs);
-            case "max":
-                return Statistics.max(xs);
-            default:
-                throw new AssertionError("unknown statistic " + stat);
-        }
+        return Statistics.byName(stat, xs);
     }
 
     private static void assertClose(String what, double ours, double theirs) {
