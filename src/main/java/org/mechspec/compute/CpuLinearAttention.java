@@ -41,7 +41,7 @@ public class CpuLinearAttention implements LinearAttentionOps {
     @Override
     public float[] dense(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
         checkInputs(s, q, k, v, groups, m);
-        return narrow(dense(s, widen(q), widen(k), widen(v), groups, widen(m), FP32));
+        return FloatArrays.narrow(dense(s, FloatArrays.widen(q), FloatArrays.widen(k), FloatArrays.widen(v), groups, FloatArrays.widen(m), FP32));
     }
 
     @Override
@@ -53,7 +53,7 @@ public class CpuLinearAttention implements LinearAttentionOps {
     @Override
     public float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
         checkInputs(s, q, k, v, groups, m);
-        return narrow(recurrent(s, widen(q), widen(k), widen(v), groups, widen(m), FP32));
+        return FloatArrays.narrow(recurrent(s, FloatArrays.widen(q), FloatArrays.widen(k), FloatArrays.widen(v), groups, FloatArrays.widen(m), FP32));
     }
 
     // ---------------------------------------------------------------- dense
@@ -236,19 +236,5 @@ public class CpuLinearAttention implements LinearAttentionOps {
         Finite.require("m", m);
     }
 
-    private static double[] widen(float[] x) {
-        double[] out = new double[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = x[i];
-        }
-        return out;
-    }
 
-    private static float[] narrow(double[] x) {
-        float[] out = new float[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = (float) x[i];
-        }
-        return out;
-    }
 }

@@ -1,5 +1,6 @@
 package org.mechspec.kernels;
 
+import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
@@ -132,19 +133,19 @@ public final class KernelChecks {
     /** One random attention problem per seed, fresh inputs from the pinned stream. */
     public record AttentionCase(AttentionShape shape, float[] q, float[] k, float[] v, float[] bias) {
         public double[] qd() {
-            return FlashRule.widen(q);
+            return FloatArrays.widen(q);
         }
 
         public double[] kd() {
-            return FlashRule.widen(k);
+            return FloatArrays.widen(k);
         }
 
         public double[] vd() {
-            return FlashRule.widen(v);
+            return FloatArrays.widen(v);
         }
 
         public double[] biasd() {
-            return bias == null ? null : FlashRule.widen(bias);
+            return bias == null ? null : FloatArrays.widen(bias);
         }
 
         /** Length of the longest accumulation chain (for the rule's atol). */
@@ -174,8 +175,8 @@ public final class KernelChecks {
 
     public static FlashRule.Verdict attentionFp32(Backend backend, AttentionCase c) {
         double[] oracle = CpuBackend.INSTANCE.attention(c.shape(), c.qd(), c.kd(), c.vd(), c.biasd());
-        double[] naive = FlashRule.widen(CpuBackend.INSTANCE.attention(c.shape(), c.q(), c.k(), c.v(), c.bias()));
-        double[] out = FlashRule.widen(backend.attention(c.shape(), c.q(), c.k(), c.v(), c.bias()));
+        double[] naive = FloatArrays.widen(CpuBackend.INSTANCE.attention(c.shape(), c.q(), c.k(), c.v(), c.bias()));
+        double[] out = FloatArrays.widen(backend.attention(c.shape(), c.q(), c.k(), c.v(), c.bias()));
         return FlashRule.judge(out, oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, c.chain());
     }
 

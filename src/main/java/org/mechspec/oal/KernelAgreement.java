@@ -1,5 +1,6 @@
 package org.mechspec.oal;
 
+import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.LinearAttentionOps;
 import org.mechspec.compute.QuadraticAttentionShape;
 
@@ -12,10 +13,10 @@ record KernelAgreement(double recurrentDenseFp32, double recurrentDenseFp64, dou
     static KernelAgreement measure(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
         QuadraticAttentionShape shape = s.shape(groupCount);
         double[] m = QuadraticForm.gramAll(l, groupCount + 1, Mutant.NONE);
-        float[] m32 = QuadraticForm.toFloat(m);
-        float[] q32 = QuadraticForm.toFloat(s.q());
-        float[] k32 = QuadraticForm.toFloat(s.k());
-        float[] v32 = QuadraticForm.toFloat(s.v());
+        float[] m32 = FloatArrays.narrow(m);
+        float[] q32 = FloatArrays.narrow(s.q());
+        float[] k32 = FloatArrays.narrow(s.k());
+        float[] v32 = FloatArrays.narrow(s.v());
         float[] dense32 = ops.dense(shape, q32, k32, v32, groups, m32);
         float[] recurrent32 = ops.recurrent(shape, q32, k32, v32, groups, m32);
         double[] dense64 = ops.dense(shape, s.q(), s.k(), s.v(), groups, m);

@@ -57,8 +57,4 @@ record LayerSamples(int blocks, int seqLen, int heads, int kvHeads, int headDim,
         System.arraycopy(x, from, out, 0, n);
         return out;
     }
-
-    static float[] toFloat(double[] x) {
-        return QuadraticForm.toFloat(x);
-    }
 }

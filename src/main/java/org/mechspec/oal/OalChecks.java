@@ -1,5 +1,6 @@
 package org.mechspec.oal;
 
+import org.mechspec.compute.FloatArrays;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.HashSet;
@@ -284,9 +285,9 @@ final class OalChecks {
     static DifferentialCase differentialCase(long seed, int batch, int seqLen, int heads, int kvHeads, int headDim) {
         Rng rng = new Rng(seed);
         QuadraticAttentionShape s = new QuadraticAttentionShape(batch, seqLen, heads, kvHeads, headDim, Grouping.GROUPS);
-        float[] q = QuadraticForm.toFloat(rng.normals(s.queryElements(), 0, 1));
-        float[] k = QuadraticForm.toFloat(rng.normals(s.keyElements(), 0, 1));
-        float[] v = QuadraticForm.toFloat(rng.normals(s.keyElements(), 0, 1));
+        float[] q = FloatArrays.narrow(rng.normals(s.queryElements(), 0, 1));
+        float[] k = FloatArrays.narrow(rng.normals(s.keyElements(), 0, 1));
+        float[] v = FloatArrays.narrow(rng.normals(s.keyElements(), 0, 1));
         double[] contributions = new double[heads * headDim];
         for (int i = 0; i < contributions.length; i++) {
             contributions[i] = rng.uniform();
@@ -307,9 +308,9 @@ final class OalChecks {
      */
     static FlashRule.Verdict differential(LinearAttentionOps device, DifferentialCase c, boolean recurrent, boolean fp64) {
         QuadraticAttentionShape s = c.shape();
-        double[] qd = FlashRule.widen(c.q());
-        double[] kd = FlashRule.widen(c.k());
-        double[] vd = FlashRule.widen(c.v());
+        double[] qd = FloatArrays.widen(c.q());
+        double[] kd = FloatArrays.widen(c.k());
+        double[] vd = FloatArrays.widen(c.v());
         double[] oracle = PairwiseOracle.attention(s, qd, kd, vd, c.groups(), c.l());
         double[] m = QuadraticForm.gramAll(c.l(), s.side(), Mutant.NONE);
         LinearAttentionOps cpu = CpuLinearAttention.INSTANCE;
@@ -319,11 +320,11 @@ final class OalChecks {
             double[] naive = recurrent ? cpu.recurrent(s, qd, kd, vd, c.groups(), m) : cpu.dense(s, qd, kd, vd, c.groups(), m);
             return FlashRule.judge(out, oracle, naive, FlashRule.FP64_UNIT_ROUNDOFF, chain);
         }
-        float[] m32 = QuadraticForm.toFloat(m);
+        float[] m32 = FloatArrays.narrow(m);
         float[] out = recurrent ? device.recurrent(s, c.q(), c.k(), c.v(), c.groups(), m32)
                 : device.dense(s, c.q(), c.k(), c.v(), c.groups(), m32);
         float[] naive = recurrent ? cpu.recurrent(s, c.q(), c.k(), c.v(), c.groups(), m32)
                 : cpu.dense(s, c.q(), c.k(), c.v(), c.groups(), m32);
-        return FlashRule.judge(FlashRule.widen(out), oracle, FlashRule.widen(naive), FlashRule.FP32_UNIT_ROUNDOFF, chain);
+        return FlashRule.judge(FloatArrays.widen(out), oracle, FloatArrays.widen(naive), FlashRule.FP32_UNIT_ROUNDOFF, chain);
     }
 }

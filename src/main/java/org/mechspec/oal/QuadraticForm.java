@@ -93,12 +93,4 @@ final class QuadraticForm {
         }
         return out;
     }
-
-    static float[] toFloat(double[] x) {
-        float[] out = new float[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = (float) x[i];
-        }
-        return out;
-    }
 }

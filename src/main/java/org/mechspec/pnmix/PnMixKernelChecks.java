@@ -1,5 +1,6 @@
 package org.mechspec.pnmix;
 
+import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
@@ -122,8 +123,8 @@ public final class PnMixKernelChecks {
     public static FlashRule.Verdict attentionFp32(PackedCacheOps device, AttentionCase a) {
         CpuPackedCacheOps cpu = new CpuPackedCacheOps();
         double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
-        double[] naive = FlashRule.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
-        double[] out = FlashRule.widen(device.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+        double[] naive = FloatArrays.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+        double[] out = FloatArrays.widen(device.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
         return FlashRule.judge(out, oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, a.chain());
     }
 

@@ -41,12 +41,4 @@ public final class FlashRule {
         double atol = chain * unitRoundoff * scale;
         return new Verdict(maxErr, naiveErr, atol, 2 * naiveErr + atol, nonFinite);
     }
-
-    public static double[] widen(float[] x) {
-        double[] out = new double[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = x[i];
-        }
-        return out;
-    }
 }

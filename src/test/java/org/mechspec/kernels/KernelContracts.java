@@ -1,5 +1,6 @@
 package org.mechspec.kernels;
 
+import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.doubles;
@@ -129,12 +130,12 @@ class KernelContracts {
             double[] k = r.normals((int) s.keyElements(), 0, 1);
             double[] v = r.normals((int) s.valueElements(), 0, 1);
             double[] bias = r.normals((int) s.biasElements(), 0, 1);
-            float[] qf = toFloat(q);
-            float[] kf = toFloat(k);
-            float[] vf = toFloat(v);
-            float[] bf = toFloat(bias);
-            double[] oracle = CpuBackend.INSTANCE.attention(s, FlashRule.widen(qf), FlashRule.widen(kf), FlashRule.widen(vf), FlashRule.widen(bf));
-            double[] fp32 = FlashRule.widen(CpuBackend.INSTANCE.attention(s, qf, kf, vf, bf));
+            float[] qf = FloatArrays.narrow(q);
+            float[] kf = FloatArrays.narrow(k);
+            float[] vf = FloatArrays.narrow(v);
+            float[] bf = FloatArrays.narrow(bias);
+            double[] oracle = CpuBackend.INSTANCE.attention(s, FloatArrays.widen(qf), FloatArrays.widen(kf), FloatArrays.widen(vf), FloatArrays.widen(bf));
+            double[] fp32 = FloatArrays.widen(CpuBackend.INSTANCE.attention(s, qf, kf, vf, bf));
             // Against a zero "naive" error the rule reduces to the dtype noise bound: a real accuracy check.
             FlashRule.Verdict v32 = FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, s.keyLen() + s.headDim());
             assertThat(v32.holds()).as("%s", v32).isTrue();
@@ -162,13 +163,5 @@ class KernelContracts {
                 }
             }
         });
-    }
-
-    private static float[] toFloat(double[] x) {
-        float[] out = new float[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = (float) x[i];
-        }
-        return out;
     }
 }

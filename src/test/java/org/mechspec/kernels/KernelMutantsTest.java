@@ -1,5 +1,6 @@
 package org.mechspec.kernels;
 
+import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Tag;
@@ -125,7 +126,7 @@ class KernelMutantsTest {
 
             @Override
             public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-                float[] out = attention(s, f(q), f(k), f(v), bias == null ? null : f(bias));
+                float[] out = attention(s, FloatArrays.narrow(q), FloatArrays.narrow(k), FloatArrays.narrow(v), bias == null ? null : FloatArrays.narrow(bias));
                 double[] d = new double[out.length];
                 for (int i = 0; i < d.length; i++) {
                     d[i] = out[i];
@@ -160,7 +161,7 @@ class KernelMutantsTest {
         Backend lowPrecision = new MutantBackend() {
             @Override
             public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-                float[] out = CpuBackend.INSTANCE.attention(s, f(q), f(k), f(v), bias == null ? null : f(bias));
+                float[] out = CpuBackend.INSTANCE.attention(s, FloatArrays.narrow(q), FloatArrays.narrow(k), FloatArrays.narrow(v), bias == null ? null : FloatArrays.narrow(bias));
                 double[] d = new double[out.length];
                 for (int i = 0; i < d.length; i++) {
                     d[i] = out[i];
@@ -189,13 +190,5 @@ class KernelMutantsTest {
 
     private static float[] trimBias(float[] bias, AttentionShape s) {
         return bias == null ? null : trim(bias, s, 1);
-    }
-
-    private static float[] f(double[] x) {
-        float[] out = new float[x.length];
-        for (int i = 0; i < x.length; i++) {
-            out[i] = (float) x[i];
-        }
-        return out;
     }
 }

@@ -1,5 +1,6 @@
 package org.mechspec.pnmix;
 
+import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.quicktheories.QuickTheory.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
@@ -516,7 +517,7 @@ class PnMixContracts {
             PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
             CpuPackedCacheOps cpu = new CpuPackedCacheOps();
             double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
-            double[] fp32 = FlashRule.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+            double[] fp32 = FloatArrays.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
             flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
         });
     }
