@@ -360,8 +360,8 @@ final class ArtifactValidator {
         if (!run.paper.equals(manifest.paper())) {
             findings.add(Finding.at(at.key("paper"), "'" + run.paper + "', but the artifact is read as " + manifest.paper()));
         }
-        if (!List.of("cpu", "cuda").contains(run.backend)) {
-            findings.add(Finding.at(at.key("backend"), "expected cpu or cuda, got '" + run.backend + "'"));
+        if (!List.of("cpu", "cuda", "cuda-emulated").contains(run.backend)) {
+            findings.add(Finding.at(at.key("backend"), "expected cpu, cuda or cuda-emulated, got '" + run.backend + "'"));
         }
         if (block.path("commit").asText("").isBlank()) {
             findings.add(Finding.at(at.key("commit"), "provenance (commit) is missing"));

@@ -19,7 +19,8 @@ import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
-import org.mechspec.compute.DeviceProbe;
+import org.mechspec.compute.Backends;
+import org.mechspec.report.ReportListener;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -33,7 +34,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "run", mixinStandardHelpOptions = true, header = "Run the contracts and write artifacts and Allure results.", description = {
     "Run the contracts (tag 'contract'; --paper narrows them to some papers).",
     "Writes DIR/reports/<paper>.<backend>.json and DIR/allure-results.",
-    "Exit 0 all passed, 1 a contract failed, 2 bad options or no usable GPU for --backend cuda."})
+    "Exit 0 all passed, 1 a contract failed or an artifact was not written, 2 bad options or no usable GPU for --backend cuda."})
 final class RunCommand implements Callable<Integer> {
     @Option(names = "--paper", paramLabel = "P", description = "run only this paper's contracts (repeatable; default: all)")
     List<String> papers = new ArrayList<>();
@@ -42,7 +43,8 @@ final class RunCommand implements Callable<Integer> {
     String seeds = "";
 
     @Option(names = "--backend", paramLabel = "B", defaultValue = "auto",
-            description = "auto (cpu, plus cuda when a device answers), cpu or cuda (default: ${DEFAULT-VALUE})")
+            description = "auto (cpu, plus cuda when a device answers), cpu, cuda, or cuda-emulated (cuda on the"
+                    + " project's emulated driver) (default: ${DEFAULT-VALUE})")
     String backend;
 
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "mechspec-out", description = "output folder (default: ${DEFAULT-VALUE})")
@@ -63,8 +65,9 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
         checkOptions();
-        if (backend.equals("cuda") && DeviceProbe.unavailableReason() != null) {
-            stderr.println("mechspec: --backend cuda was asked for, but " + DeviceProbe.unavailableReason());
+        String unusable = backend.startsWith("cuda") ? Backends.cudaUnavailableReason(backend) : null;
+        if (unusable != null) {
+            stderr.println("mechspec: --backend " + backend + " was asked for, but " + unusable);
             return Main.BAD_INPUT;
         }
         Map<String, String> properties = new HashMap<>();
@@ -98,12 +101,29 @@ final class RunCommand implements Callable<Integer> {
             stderr.println("mechspec: no contract matched" + (papers.isEmpty() ? "" : " --paper " + String.join(", ", papers)));
             return Main.BAD_INPUT;
         }
-        return failed > 0 ? Main.FINDINGS : Main.OK;
+        List<String> errors;
+        try {
+            errors = ReportListener.errors(out.toAbsolutePath().resolve("reports"));
+        } catch (java.io.IOException e) {
+            errors = List.of("cannot read the reporter's errors: " + e.getMessage());
+        }
+        errors.forEach(e -> stderr.println("mechspec: " + e));
+        try {
+            Path receipt = GpuReceipt.write(out.toAbsolutePath(), backend, s);
+            if (receipt != null) {
+                stdout.println("GPU receipt: " + receipt);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            stderr.println("mechspec: GPU receipt not written: " + e.getMessage());
+            return Main.FINDINGS;
+        }
+        return failed > 0 || !errors.isEmpty() ? Main.FINDINGS : Main.OK;
     }
 
     private void checkOptions() {
-        if (!List.of("auto", "cpu", "cuda").contains(backend)) {
-            throw new ParameterException(spec.commandLine(), "--backend must be auto, cpu or cuda, got '" + backend + "'");
+        if (!Backends.NAMES.contains(backend)) {
+            throw new ParameterException(spec.commandLine(), "--backend must be one of " + String.join(", ", Backends.NAMES)
+                    + ", got '" + backend + "'");
         }
         if (!seeds.isBlank() && !seeds.matches("\\s*-?\\d+\\s*(,\\s*-?\\d+\\s*)*")) {
             throw new ParameterException(spec.commandLine(), "--seeds must be a comma-separated list of integers, got '" + seeds + "'");

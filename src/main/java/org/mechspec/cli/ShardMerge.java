@@ -94,8 +94,12 @@ final class ShardMerge {
         PaperRun merged = new PaperRun(first.run.paper, first.run.backend);
         Set<String> devices = new LinkedHashSet<>();
         Set<String> jvms = new LinkedHashSet<>();
+        Set<com.fasterxml.jackson.databind.JsonNode> provenances = new LinkedHashSet<>();
         for (Shard s : shards) {
             devices.add(s.run.device);
+            if (!s.run.deviceProvenance.isEmpty()) {
+                provenances.add(s.run.deviceProvenance);
+            }
             jvms.add(s.content.jvm);
             merged.seeds.putAll(s.run.seeds);
             for (Map.Entry<String, Boolean> p : s.run.propertyChecks.entrySet()) {
@@ -103,6 +107,11 @@ final class ShardMerge {
             }
         }
         merged.device = String.join(", ", devices);
+        if (provenances.size() == 1) {
+            merged.deviceProvenance.setAll((ObjectNode) provenances.iterator().next());
+        } else if (provenances.size() > 1) { // runners on different devices: keep each one's record
+            merged.deviceProvenance.putArray("shards").addAll(provenances);
+        }
         String commit = first.file.mechspecBlock().path("commit").asText();
         ObjectNode artifact = new ArtifactRenderer(manifest, merged, commit, first.content.sources, String.join(", ", jvms)).render();
         String sha = DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8));

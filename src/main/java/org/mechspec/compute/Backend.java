@@ -6,11 +6,16 @@ package org.mechspec.compute;
  * Inputs must be finite: a NaN or infinity is rejected with the array and index named.
  */
 public interface Backend {
-    /** "cpu" or "cuda": the artifact's backend. */
+    /** "cpu", "cuda" or "cuda-emulated": the artifact's backend. */
     String name();
 
     /** The device as a person would name it, e.g. "NVIDIA H200" or the CPU model. */
     String device();
+
+    /** What else identifies the executed code on this device (driver, compiler, loaded kernel images); empty on CPU. */
+    default java.util.Map<String, Object> provenance() {
+        return java.util.Map.of();
+    }
 
     /** fp64 attention; {@code bias} may be null. See {@link AttentionShape} for layouts. */
     double[] attention(AttentionShape shape, double[] q, double[] k, double[] v, double[] bias);

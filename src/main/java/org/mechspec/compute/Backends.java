@@ -3,8 +3,14 @@ package org.mechspec.compute;
 import java.util.ArrayList;
 import java.util.List;
 
-/** Which backends a run uses, from {@code -Dmechspec.backend=auto|cpu|cuda} (default auto). */
+/**
+ * Which backends a run uses, from {@code -Dmechspec.backend=auto|cpu|cuda|cuda-emulated} (default auto).
+ * cuda-emulated is cuda on the project's emulated driver (the build puts it on the library path); the device
+ * must then be the emulator, so a run can never pass one off as the other.
+ */
 public final class Backends {
+    public static final List<String> NAMES = List.of("auto", "cpu", "cuda", "cuda-emulated");
+
     private Backends() {
     }
 
@@ -13,29 +19,63 @@ public final class Backends {
         if (r.isEmpty()) {
             return "auto";
         }
-        if (!List.of("auto", "cpu", "cuda").contains(r)) {
-            throw new IllegalArgumentException("-Dmechspec.backend must be auto, cpu or cuda, got '" + r + "'");
+        if (!NAMES.contains(r)) {
+            throw new IllegalArgumentException("-Dmechspec.backend must be one of " + String.join(", ", NAMES) + ", got '" + r + "'");
         }
         return r;
     }
 
     /** True when the run must use CUDA and so must fail, not skip, without a device. */
     public static boolean cudaRequired() {
-        return requested().equals("cuda");
+        return requested().startsWith("cuda");
     }
 
     /**
-     * The backends a seeded contract runs on. auto: cpu, plus cuda when a device answers; cpu: cpu; cuda: cuda
-     * (throws with the probe's reason when there is none). {@code gpuOnly} contracts never run on cpu.
+     * Null when the requested CUDA backend can run here, else why not in one line: the probe's reason, or a
+     * mismatch between cuda-emulated and the device that answered.
+     */
+    public static String cudaUnavailableReason() {
+        return cudaUnavailableReason(requested());
+    }
+
+    /** As {@link #cudaUnavailableReason()}, for the given requested backend. */
+    public static String cudaUnavailableReason(String requested) {
+        String reason = DeviceProbe.unavailableReason();
+        if (reason != null) {
+            return reason;
+        }
+        boolean emulated = DeviceProbe.device().emulated();
+        if (requested.equals("cuda-emulated") && !emulated) {
+            return "cuda-emulated was asked for, but the driver on the library path is a real one ("
+                    + DeviceProbe.device().name() + "); build the emulator (g++) and run through Maven";
+        }
+        return null;
+    }
+
+    /**
+     * The backends a seeded contract runs on; never empty. auto: cpu, plus cuda when a device answers; cpu: cpu;
+     * cuda and cuda-emulated: cuda (throws with the reason when it cannot run). A GPU-only contract never runs
+     * on cpu: where no CUDA backend is in the run it gets an {@link UnavailableBackend}, so it is listed and
+     * skipped with the reason instead of failing for want of arguments.
      */
     public static List<Backend> forContract(boolean gpuOnly) {
         String requested = requested();
         List<Backend> out = new ArrayList<>();
-        if (!gpuOnly && !requested.equals("cuda")) {
+        if (!gpuOnly && !cudaRequired()) {
             out.add(CpuBackend.INSTANCE);
         }
-        if (requested.equals("cuda") || (requested.equals("auto") && DeviceProbe.unavailableReason() == null)) {
+        if (cudaRequired()) {
+            String reason = cudaUnavailableReason();
+            if (reason != null) {
+                throw new IllegalStateException("CUDA backend unavailable: " + reason);
+            }
             out.add(CudaBackend.get());
+        } else if (requested.equals("auto") && DeviceProbe.unavailableReason() == null) {
+            out.add(CudaBackend.get());
+        } else if (gpuOnly) {
+            out.add(new UnavailableBackend(requested.equals("cpu")
+                    ? "not run: -Dmechspec.backend=cpu runs the CPU backend only"
+                    : "needs a CUDA device: " + DeviceProbe.unavailableReason()));
         }
         return out;
     }

@@ -3,7 +3,7 @@ package org.mechspec.compute;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
-import static jcuda.driver.JCudaDriver.cuDeviceGetName;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxReset;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
@@ -14,11 +14,12 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 
-import java.io.IOException;
-import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUcontext;
@@ -26,52 +27,75 @@ import jcuda.driver.CUdevice;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
+import org.mechspec.data.DataFiles;
 
 /**
- * The CUDA backend: JCuda's driver API over PTX compiled from {@code src/main/cuda} at build time.
- * Every output buffer is poisoned (all bytes 0xFF, a NaN pattern) before a launch, so an element a kernel
- * forgot to write shows up as NaN in the differential contracts.
+ * The CUDA backend: JCuda's driver API over the fatbins nvcc built from {@code src/main/cuda}. Every output buffer
+ * is poisoned (all bytes 0xFF, a NaN pattern) before a launch, so an element a kernel forgot to write shows up as
+ * NaN in the differential contracts. A kernel fault (an illegal address, a failed launch) poisons a CUDA context
+ * for good; the backend then resets the primary context, so the failure stays with the call that caused it.
  */
 public final class CudaBackend implements Backend {
     private static final int THREADS = 128;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
+    /** Errors after which the context is unusable until it is destroyed (CUDA driver API documentation). */
+    private static final List<String> STICKY = List.of("CUDA_ERROR_ILLEGAL_ADDRESS", "CUDA_ERROR_LAUNCH_FAILED",
+            "CUDA_ERROR_ILLEGAL_INSTRUCTION", "CUDA_ERROR_MISALIGNED_ADDRESS", "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+            "CUDA_ERROR_INVALID_PC", "CUDA_ERROR_HARDWARE_STACK_ERROR", "CUDA_ERROR_ASSERT", "CUDA_ERROR_LAUNCH_TIMEOUT",
+            "CUDA_ERROR_ECC_UNCORRECTABLE", "CUDA_ERROR_CONTEXT_IS_DESTROYED");
     private static CudaBackend instance;
 
+    private final CudaDevice info;
+    private final CUdevice device = new CUdevice();
     private final CUcontext context = new CUcontext();
-    private final String deviceName;
     private final Map<String, CUmodule> modules = new HashMap<>();
+    private final Map<String, String> failedModules = new HashMap<>();
+    private final Map<String, Map<String, String>> loadedImages = new TreeMap<>();
+    /** Increases with every context reset; buffers of an older generation went with the old context. */
+    private int generation;
 
-    private CudaBackend() {
-        CUdevice device = new CUdevice();
+    private CudaBackend(CudaDevice info) {
+        this.info = info;
         cuDeviceGet(device, 0);
         cuDevicePrimaryCtxRetain(context, device);
         cuCtxSetCurrent(context);
-        byte[] name = new byte[256];
-        cuDeviceGetName(name, name.length, device);
-        String n = new String(name, StandardCharsets.US_ASCII);
-        deviceName = n.substring(0, n.indexOf('\0') < 0 ? n.length() : n.indexOf('\0')).trim();
     }
 
     /** The backend on device 0; throws with the probe's one-line reason when there is no usable device. */
     public static synchronized CudaBackend get() {
-        String reason = DeviceProbe.unavailableReason();
-        if (reason != null) {
-            throw new IllegalStateException("CUDA backend unavailable: " + reason);
-        }
         if (instance == null) {
-            instance = new CudaBackend();
+            instance = new CudaBackend(DeviceProbe.device());
         }
         return instance;
     }
 
+    /** "cuda", or "cuda-emulated" on the project's emulated driver, whose runs are never GPU evidence. */
     @Override
     public String name() {
-        return "cuda";
+        return info.emulated() ? "cuda-emulated" : "cuda";
     }
 
     @Override
     public String device() {
-        return deviceName;
+        return info.name();
+    }
+
+    public CudaDevice info() {
+        return info;
+    }
+
+    /** Driver, compute capability, nvcc and, per loaded module, the image's SHA-256 and which image the driver runs. */
+    @Override
+    public synchronized Map<String, Object> provenance() {
+        Map<String, Object> p = new TreeMap<>();
+        p.put("driver_cuda_version", info.driverRelease());
+        p.put("compute_capability", info.computeCapability());
+        p.put("nvcc", KernelImages.nvcc());
+        p.put("emulated", info.emulated());
+        Map<String, Map<String, String>> images = new TreeMap<>();
+        loadedImages.forEach((k, v) -> images.put(k, new TreeMap<>(v)));
+        p.put("images", images);
+        return p;
     }
 
     @Override
@@ -88,9 +112,10 @@ public final class CudaBackend implements Backend {
             CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * Sizeof.DOUBLE);
             CUdeviceptr dk = buf.upload(Pointer.to(k), (long) k.length * Sizeof.DOUBLE);
             CUdeviceptr dv = buf.upload(Pointer.to(v), (long) v.length * Sizeof.DOUBLE);
-            CUdeviceptr db = bias == null ? new CUdeviceptr() : buf.upload(Pointer.to(bias), (long) bias.length * Sizeof.DOUBLE);
+            CUdeviceptr db = bias == null ? null : buf.upload(Pointer.to(bias), (long) bias.length * Sizeof.DOUBLE);
             CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.DOUBLE);
-            launchAttention("attention_f64", s, dq, dk, dv, db, dout, Pointer.to(new double[] {s.scale()}), Sizeof.DOUBLE);
+            launchAttention("attention_f64", s, attentionArgs(s, dq, dk, dv, db, dout).f64(s.scale()).i32(s.causal() ? 1 : 0),
+                    Sizeof.DOUBLE);
             cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * Sizeof.DOUBLE);
         }
         return out;
@@ -110,9 +135,10 @@ public final class CudaBackend implements Backend {
             CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * Sizeof.FLOAT);
             CUdeviceptr dk = buf.upload(Pointer.to(k), (long) k.length * Sizeof.FLOAT);
             CUdeviceptr dv = buf.upload(Pointer.to(v), (long) v.length * Sizeof.FLOAT);
-            CUdeviceptr db = bias == null ? new CUdeviceptr() : buf.upload(Pointer.to(bias), (long) bias.length * Sizeof.FLOAT);
+            CUdeviceptr db = bias == null ? null : buf.upload(Pointer.to(bias), (long) bias.length * Sizeof.FLOAT);
             CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.FLOAT);
-            launchAttention("attention_f32", s, dq, dk, dv, db, dout, Pointer.to(new float[] {(float) s.scale()}), Sizeof.FLOAT);
+            launchAttention("attention_f32", s,
+                    attentionArgs(s, dq, dk, dv, db, dout).f32((float) s.scale()).i32(s.causal() ? 1 : 0), Sizeof.FLOAT);
             cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * Sizeof.FLOAT);
         }
         return out;
@@ -137,9 +163,7 @@ public final class CudaBackend implements Backend {
         try (DeviceBuffers buf = new DeviceBuffers()) {
             CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.DOUBLE);
             CUdeviceptr dout = buf.poisoned((long) x.length * Sizeof.DOUBLE);
-            Pointer params = Pointer.to(Pointer.to(dx), Pointer.to(dout), Pointer.to(new int[] {x.length}));
-            cuLaunchKernel(function(module, name), (x.length + 255) / 256, 1, 1, 256, 1, 1, 0, null, params, null);
-            cuCtxSynchronize();
+            launch(module, name, (x.length + 255) / 256, 256, 0, new KernelArgs().ptr(dx).ptr(dout).i32(x.length));
             cuMemcpyDtoH(Pointer.to(out), dout, (long) x.length * Sizeof.DOUBLE);
         }
         return out;
@@ -154,50 +178,100 @@ public final class CudaBackend implements Backend {
         }
     }
 
-    private void launchAttention(String kernel, AttentionShape s, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
-                                 CUdeviceptr bias, CUdeviceptr out, Pointer scale, int elementBytes) {
-        Pointer params = Pointer.to(Pointer.to(q), Pointer.to(k), Pointer.to(v), Pointer.to(bias), Pointer.to(out),
-                Pointer.to(new int[] {s.queryHeads()}), Pointer.to(new int[] {s.kvHeads()}),
-                Pointer.to(new int[] {s.queryLen()}), Pointer.to(new int[] {s.keyLen()}),
-                Pointer.to(new int[] {s.headDim()}), Pointer.to(new int[] {s.valueDim()}), scale,
-                Pointer.to(new int[] {s.causal() ? 1 : 0}));
-        int rows = s.batch() * s.queryHeads() * s.queryLen();
-        int shared = (s.keyLen() + THREADS) * elementBytes;
-        cuLaunchKernel(function("attention", kernel), rows, 1, 1, THREADS, 1, 1, shared, null, params, null);
-        cuCtxSynchronize();
+    private static KernelArgs attentionArgs(AttentionShape s, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v, CUdeviceptr bias,
+                                            CUdeviceptr out) {
+        return new KernelArgs().ptr(q).ptr(k).ptr(v).ptr(bias).ptr(out).i32(s.queryHeads()).i32(s.kvHeads())
+                .i32(s.queryLen()).i32(s.keyLen()).i32(s.headDim()).i32(s.valueDim());
     }
 
-    /** A kernel from {@code /org/mechspec/kernels/<module>.ptx}, module loaded once. */
+    private void launchAttention(String kernel, AttentionShape s, KernelArgs args, int elementBytes) {
+        int rows = s.batch() * s.queryHeads() * s.queryLen();
+        launch("attention", kernel, rows, THREADS, (s.keyLen() + THREADS) * elementBytes, args);
+    }
+
+    /**
+     * Launches {@code module/kernel} on a 1-D grid and waits for it. A fault resets the context (see the class
+     * comment) and comes back as an exception naming the kernel.
+     */
+    public synchronized void launch(String module, String kernel, int blocks, int threads, int sharedBytes, KernelArgs args) {
+        CUfunction f = function(module, kernel);
+        try {
+            cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, sharedBytes, null, null, args.extra());
+            cuCtxSynchronize();
+        } catch (CudaException e) {
+            boolean reset = resetIfSticky(e);
+            throw new IllegalStateException("CUDA kernel " + module + "/" + kernel + " (" + blocks + " blocks × " + threads
+                    + " threads, " + sharedBytes + " B shared, " + args.count() + " arguments) failed: " + e.getMessage()
+                    + (reset ? "; the CUDA context was reset" : ""), e);
+        }
+    }
+
+    /** A kernel of {@code <module>.fatbin} (main kernels, or test kernels on the test classpath). */
     public synchronized CUfunction function(String module, String name) {
         cuCtxSetCurrent(context);
-        CUmodule m = modules.computeIfAbsent(module, CudaBackend::loadModule);
+        CUmodule m = module(module);
         CUfunction f = new CUfunction();
         cuModuleGetFunction(f, m, name);
         return f;
     }
 
-    private static CUmodule loadModule(String module) {
-        String path = DeviceProbe.KERNEL_DIR + module + ".ptx";
-        try (InputStream in = CudaBackend.class.getResourceAsStream(path)) {
-            if (in == null) {
-                throw new IllegalStateException("PTX " + path + " is missing: build with nvcc present");
-            }
-            byte[] ptx = in.readAllBytes();
-            byte[] terminated = java.util.Arrays.copyOf(ptx, ptx.length + 1);
-            CUmodule m = new CUmodule();
-            cuModuleLoadData(m, terminated);
-            return m;
-        } catch (IOException e) {
-            throw new IllegalStateException("cannot read PTX " + path + ": " + e.getMessage(), e);
+    /** A module, loaded once; a failed load is remembered and not retried. */
+    private CUmodule module(String module) {
+        String failed = failedModules.get(module);
+        if (failed != null) {
+            throw new IllegalStateException(failed);
         }
+        CUmodule m = modules.get(module);
+        if (m != null) {
+            return m;
+        }
+        byte[] image = KernelImages.read(module);
+        m = new CUmodule();
+        try {
+            cuModuleLoadData(m, image);
+        } catch (CudaException e) {
+            if (resetIfSticky(e)) {
+                throw new IllegalStateException("CUDA context was broken when loading " + module + ": " + e.getMessage(), e);
+            }
+            String why = CudaDriverProbe.loadFailure(module, e.getMessage(), info.driverVersion());
+            failedModules.put(module, why);
+            throw new IllegalStateException(why, e);
+        }
+        modules.put(module, m);
+        Map<String, String> record = new TreeMap<>();
+        record.put("sha256", DataFiles.sha256(image));
+        FatBinary.Image chosen = FatBinary.isFatBinary(image) ? FatBinary.parse(image).imageFor(info.ccMajor(), info.ccMinor()) : null;
+        record.put("image", chosen == null ? "none" : chosen.describe());
+        loadedImages.put(module, record);
+        return m;
     }
 
-    /** Device allocations freed together; outputs start poisoned. */
+    /** After a sticky error: reset the primary context (freeing its memory and modules) and make it current again. */
+    private boolean resetIfSticky(CudaException e) {
+        String message = String.valueOf(e.getMessage());
+        if (STICKY.stream().noneMatch(message::contains)) {
+            return false;
+        }
+        modules.clear();
+        generation++;
+        cuDevicePrimaryCtxReset(device);
+        cuCtxSetCurrent(context);
+        return true;
+    }
+
+    /**
+     * Device allocations freed together; outputs start poisoned. Closing frees every allocation even when one free
+     * fails, then reports the failures; after a context reset there is nothing left to free.
+     */
     public final class DeviceBuffers implements AutoCloseable {
-        private final java.util.List<CUdeviceptr> owned = new java.util.ArrayList<>();
+        private final List<CUdeviceptr> owned = new ArrayList<>();
+        private final int born;
 
         public DeviceBuffers() {
-            cuCtxSetCurrent(context);
+            synchronized (CudaBackend.this) {
+                cuCtxSetCurrent(context);
+                born = generation;
+            }
         }
 
         public CUdeviceptr upload(Pointer host, long bytes) {
@@ -213,7 +287,7 @@ public final class CudaBackend implements Backend {
         }
 
         private CUdeviceptr alloc(long bytes) {
-            CUdeviceptr p = new CUdeviceptr();
+            CUdeviceptr p = DeviceMemory.allocation();
             cuMemAlloc(p, Math.max(bytes, 1));
             owned.add(p);
             return p;
@@ -221,8 +295,26 @@ public final class CudaBackend implements Backend {
 
         @Override
         public void close() {
-            for (CUdeviceptr p : owned) {
-                cuMemFree(p);
+            synchronized (CudaBackend.this) {
+                if (born != generation) {
+                    return;
+                }
+                List<String> failures = new ArrayList<>();
+                CudaException first = null;
+                for (CUdeviceptr p : owned) {
+                    try {
+                        cuMemFree(p);
+                    } catch (CudaException e) {
+                        failures.add(e.getMessage());
+                        first = first == null ? e : first;
+                    }
+                }
+                owned.clear();
+                if (first != null) {
+                    boolean reset = resetIfSticky(first);
+                    throw new IllegalStateException("cuMemFree failed for " + failures.size() + " device buffer(s): " + failures
+                            + (reset ? "; the CUDA context was reset" : ""), first);
+                }
             }
         }
     }

@@ -1,7 +1,5 @@
 package org.mechspec.compute;
 
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
@@ -66,8 +64,7 @@ public final class CudaLinearAttention implements LinearAttentionOps {
         double[] out = new double[q.length];
         double[] den = new double[s.denominatorElements()];
         run(kernel, s, Pointer.to(q), Pointer.to(k), Pointer.to(v), groups, Pointer.to(m), m.length, Pointer.to(out),
-                Pointer.to(den), Pointer.to(new double[] {1.0 / Math.sqrt(s.headDim())}), Pointer.to(new double[] {EPSILON}),
-                Sizeof.DOUBLE, recurrent);
+                Pointer.to(den), args -> args.f64(1.0 / Math.sqrt(s.headDim())).f64(EPSILON), Sizeof.DOUBLE, recurrent);
         NonPositiveDenominatorException.requirePositive(s, den);
         return out;
     }
@@ -77,15 +74,16 @@ public final class CudaLinearAttention implements LinearAttentionOps {
         float[] out = new float[q.length];
         float[] den = new float[s.denominatorElements()];
         run(kernel, s, Pointer.to(q), Pointer.to(k), Pointer.to(v), groups, Pointer.to(m), m.length, Pointer.to(out),
-                Pointer.to(den), Pointer.to(new float[] {(float) (1.0 / Math.sqrt(s.headDim()))}),
-                Pointer.to(new float[] {(float) EPSILON}), Sizeof.FLOAT, recurrent);
+                Pointer.to(den), args -> args.f32((float) (1.0 / Math.sqrt(s.headDim()))).f32((float) EPSILON), Sizeof.FLOAT,
+                recurrent);
         NonPositiveDenominatorException.requirePositive(s, den);
         return out;
     }
 
     /** Uploads the inputs, poisons out, den (and the recurrent state), launches, and copies out and den back. */
     private void run(String kernel, QuadraticAttentionShape s, Pointer q, Pointer k, Pointer v, int[] groups, Pointer m,
-                     int mLength, Pointer outHost, Pointer denHost, Pointer invSqrtD, Pointer eps, int e, boolean recurrent) {
+                     int mLength, Pointer outHost, Pointer denHost, java.util.function.UnaryOperator<KernelArgs> scalars, int e,
+                     boolean recurrent) {
         long outBytes = (long) s.queryElements() * e;
         long denBytes = (long) s.denominatorElements() * e;
         synchronized (cuda) {
@@ -98,7 +96,7 @@ public final class CudaLinearAttention implements LinearAttentionOps {
                 CUdeviceptr dout = buf.poisoned(outBytes);
                 CUdeviceptr dden = buf.poisoned(denBytes);
                 CUdeviceptr dstate = recurrent ? buf.poisoned(stateElements(s) * e) : null;
-                launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate, invSqrtD, eps, e);
+                launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate, scalars, e);
                 cuMemcpyDtoH(outHost, dout, outBytes);
                 cuMemcpyDtoH(denHost, dden, denBytes);
             }
@@ -111,38 +109,22 @@ public final class CudaLinearAttention implements LinearAttentionOps {
 
     private void launch(String kernel, QuadraticAttentionShape s, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v,
                         CUdeviceptr groups, CUdeviceptr m, CUdeviceptr out, CUdeviceptr den, CUdeviceptr state,
-                        Pointer invSqrtD, Pointer eps, int elementBytes) {
-        Pointer[] common = {Pointer.to(q), Pointer.to(k), Pointer.to(v), Pointer.to(groups), Pointer.to(m),
-            Pointer.to(out), Pointer.to(den)};
-        Pointer[] sizes = {Pointer.to(new int[] {s.seqLen()}), Pointer.to(new int[] {s.heads()}),
-            Pointer.to(new int[] {s.kvHeads()}), Pointer.to(new int[] {s.headDim()}),
-            Pointer.to(new int[] {s.groupCount()}), invSqrtD, eps};
-        Pointer params;
-        int blocks;
-        int threads;
-        int shared;
+                        java.util.function.UnaryOperator<KernelArgs> scalars, int elementBytes) {
+        KernelArgs args = new KernelArgs().ptr(q).ptr(k).ptr(v).ptr(groups).ptr(m).ptr(out).ptr(den);
+        if (state != null) {
+            args.ptr(state);
+        }
+        args.i32(s.seqLen()).i32(s.heads()).i32(s.kvHeads()).i32(s.headDim()).i32(s.groupCount());
+        scalars.apply(args);
         if (state == null) {
             if ((long) (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes > MAX_SHARED_BYTES) {
                 throw new IllegalArgumentException("seqLen " + s.seqLen() + " and headDim " + s.headDim()
                         + " exceed the dense OAL kernel's shared-memory row buffer (" + MAX_SHARED_BYTES + " bytes)");
             }
-            params = Pointer.to(concat(common, sizes));
-            blocks = s.batch() * s.seqLen() * s.heads();
-            threads = DENSE_THREADS;
-            shared = (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes;
+            cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), DENSE_THREADS,
+                    (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes, args);
         } else {
-            params = Pointer.to(concat(concat(common, new Pointer[] {Pointer.to(state)}), sizes));
-            blocks = s.batch() * s.heads();
-            threads = RECURRENT_THREADS;
-            shared = (4 * s.headDim() + 2) * elementBytes;
+            cuda.launch("oal", kernel, s.batch() * s.heads(), RECURRENT_THREADS, (4 * s.headDim() + 2) * elementBytes, args);
         }
-        cuLaunchKernel(cuda.function("oal", kernel), blocks, 1, 1, threads, 1, 1, shared, null, params, null);
-        cuCtxSynchronize();
-    }
-
-    private static Pointer[] concat(Pointer[] a, Pointer[] b) {
-        Pointer[] out = java.util.Arrays.copyOf(a, a.length + b.length);
-        System.arraycopy(b, 0, out, a.length, b.length);
-        return out;
     }
 }

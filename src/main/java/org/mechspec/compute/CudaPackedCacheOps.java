@@ -1,10 +1,7 @@
 package org.mechspec.compute;
 
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
-import java.util.Arrays;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
@@ -47,8 +44,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
             CUdeviceptr dOut = b.poisoned(out.length);
-            launch("pack_per_channel", channels, Pointer.to(Pointer.to(dCodes), Pointer.to(dOut), Pointer.to(dBits),
-                    Pointer.to(dOff), ints(tokens), ints(channels)));
+            launch("pack_per_channel", channels,
+                    new KernelArgs().ptr(dCodes).ptr(dOut).ptr(dBits).ptr(dOff).i32(tokens).i32(channels));
             b.download(out, dOut);
         }
         return out;
@@ -65,8 +62,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
             CUdeviceptr dCodes = b.poisoned(4L * codes.length);
-            launch("unpack_per_channel", codes.length, Pointer.to(Pointer.to(dPacked), Pointer.to(dCodes),
-                    Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels)));
+            launch("unpack_per_channel", codes.length,
+                    new KernelArgs().ptr(dPacked).ptr(dCodes).ptr(dBits).ptr(dOff).i32(tokens).i32(channels));
             b.download(codes, dCodes);
         }
         return codes;
@@ -80,8 +77,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         try (Buffers b = new Buffers()) {
             CUdeviceptr dCodes = b.upload(codes);
             CUdeviceptr dOut = b.poisoned(out.length);
-            launch("pack_per_token", tokens * groups, Pointer.to(Pointer.to(dCodes), Pointer.to(dOut), ints(tokens),
-                    ints(channels), ints(groupChannels), ints(bits)));
+            launch("pack_per_token", tokens * groups,
+                    new KernelArgs().ptr(dCodes).ptr(dOut).i32(tokens).i32(channels).i32(groupChannels).i32(bits));
             b.download(out, dOut);
         }
         return out;
@@ -96,8 +93,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         try (Buffers b = new Buffers()) {
             CUdeviceptr dPacked = b.upload(packed);
             CUdeviceptr dCodes = b.poisoned(4L * codes.length);
-            launch("unpack_per_token", codes.length, Pointer.to(Pointer.to(dPacked), Pointer.to(dCodes), ints(tokens),
-                    ints(channels), ints(groupChannels), ints(bits)));
+            launch("unpack_per_token", codes.length,
+                    new KernelArgs().ptr(dPacked).ptr(dCodes).i32(tokens).i32(channels).i32(groupChannels).i32(bits));
             b.download(codes, dCodes);
         }
         return codes;
@@ -116,8 +113,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dMeta = b.poisoned(meta.length);
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
-            launch("quantize_per_channel", channels, Pointer.to(Pointer.to(dx), Pointer.to(dCodes), Pointer.to(dMeta),
-                    Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels), ints(means(oneBit))));
+            launch("quantize_per_channel", channels,
+                    new KernelArgs().ptr(dx).ptr(dCodes).ptr(dMeta).ptr(dBits).ptr(dOff).i32(tokens).i32(channels).i32(means(oneBit)));
             b.download(codes, dCodes);
             b.download(meta, dMeta);
         }
@@ -134,8 +131,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dx = b.upload(x);
             CUdeviceptr dCodes = b.poisoned(codes.length);
             CUdeviceptr dMeta = b.poisoned(meta.length);
-            launch("quantize_per_token", tokens * groups, Pointer.to(Pointer.to(dx), Pointer.to(dCodes), Pointer.to(dMeta),
-                    ints(tokens), ints(channels), ints(groupChannels), ints(bits), ints(means(oneBit))));
+            launch("quantize_per_token", tokens * groups,
+                    new KernelArgs().ptr(dx).ptr(dCodes).ptr(dMeta).i32(tokens).i32(channels).i32(groupChannels).i32(bits).i32(means(oneBit)));
             b.download(codes, dCodes);
             b.download(meta, dMeta);
         }
@@ -155,8 +152,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dOut = b.poisoned(8L * out.length);
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
-            launch("dequantize_per_channel", out.length, Pointer.to(Pointer.to(dCodes), Pointer.to(dMeta),
-                    Pointer.to(dOut), Pointer.to(dBits), Pointer.to(dOff), ints(tokens), ints(channels)));
+            launch("dequantize_per_channel", out.length,
+                    new KernelArgs().ptr(dCodes).ptr(dMeta).ptr(dOut).ptr(dBits).ptr(dOff).i32(tokens).i32(channels));
             b.download(out, dOut);
         }
         return out;
@@ -173,8 +170,8 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CUdeviceptr dCodes = b.upload(block.codes());
             CUdeviceptr dMeta = b.upload(block.meta());
             CUdeviceptr dOut = b.poisoned(8L * out.length);
-            launch("dequantize_per_token", out.length, Pointer.to(Pointer.to(dCodes), Pointer.to(dMeta), Pointer.to(dOut),
-                    ints(tokens), ints(channels), ints(groupChannels), ints(bits)));
+            launch("dequantize_per_token", out.length,
+                    new KernelArgs().ptr(dCodes).ptr(dMeta).ptr(dOut).i32(tokens).i32(channels).i32(groupChannels).i32(bits));
             b.download(out, dOut);
         }
         return out;
@@ -189,12 +186,12 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         double[] out = new double[rows * cache.headDim()];
         double[] logits = new double[rows * cache.length()];
         try (Buffers b = new Buffers()) {
-            Pointer[] cacheArgs = uploadCache(b, cache, queryHeads, queryLen, causal);
+            KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
             CUdeviceptr dq = b.upload(q);
             CUdeviceptr dOut = b.poisoned(8L * out.length);
             CUdeviceptr dScores = b.poisoned(8L * logits.length);
-            launchAttention("packed_attention_f64", rows, cacheArgs, dq, dOut, dScores,
-                    Pointer.to(new double[] {1.0 / Math.sqrt(cache.headDim())}), Sizeof.DOUBLE);
+            launchAttention("packed_attention_f64", rows,
+                    args.ptr(dq).ptr(dOut).ptr(dScores).f64(1.0 / Math.sqrt(cache.headDim())), Sizeof.DOUBLE);
             b.download(out, dOut);
             if (withLogits) {
                 b.download(logits, dScores);
@@ -210,19 +207,19 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int rows = queryHeads * queryLen;
         float[] out = new float[rows * cache.headDim()];
         try (Buffers b = new Buffers()) {
-            Pointer[] cacheArgs = uploadCache(b, cache, queryHeads, queryLen, causal);
+            KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
             CUdeviceptr dq = b.upload(q);
             CUdeviceptr dOut = b.poisoned(4L * out.length);
             CUdeviceptr dScores = b.poisoned(4L * rows * cache.length());
-            launchAttention("packed_attention_f32", rows, cacheArgs, dq, dOut, dScores,
-                    Pointer.to(new float[] {(float) (1.0 / Math.sqrt(cache.headDim()))}), Sizeof.FLOAT);
+            launchAttention("packed_attention_f32", rows,
+                    args.ptr(dq).ptr(dOut).ptr(dScores).f32((float) (1.0 / Math.sqrt(cache.headDim()))), Sizeof.FLOAT);
             b.download(out, dOut);
         }
         return out;
     }
 
     /** Uploads the cache's buffers; returns the kernel's first 11 arguments (through dims). */
-    private static Pointer[] uploadCache(Buffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
+    private static KernelArgs uploadCache(Buffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
         int channels = cache.channels();
         int groups = cache.groups().size();
         int keyCodeBytes = 0;
@@ -257,36 +254,22 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
                 b.upload(cache.sinkKeys()), b.upload(cache.sinkValues()), b.upload(cache.residualKeys()),
                 b.upload(cache.residualValues()), b.upload(keyCodes), b.upload(keyMeta), b.upload(keyBits),
                 b.upload(keyOffsets), b.upload(valueCodes), b.upload(valueMeta), b.upload(dims)};
-        Pointer[] args = new Pointer[p.length];
-        for (int i = 0; i < p.length; i++) {
-            args[i] = Pointer.to(p[i]);
+        KernelArgs args = new KernelArgs();
+        for (CUdeviceptr d : p) {
+            args.ptr(d);
         }
         return args;
     }
 
-    private void launchAttention(String kernel, int rows, Pointer[] cacheArgs, CUdeviceptr q, CUdeviceptr out,
-                                 CUdeviceptr scores, Pointer scale, int elementBytes) {
-        Pointer[] all = Arrays.copyOf(cacheArgs, cacheArgs.length + 4);
-        all[cacheArgs.length] = Pointer.to(q);
-        all[cacheArgs.length + 1] = Pointer.to(out);
-        all[cacheArgs.length + 2] = Pointer.to(scores);
-        all[cacheArgs.length + 3] = scale;
-        cuLaunchKernel(backend.function(MODULE, kernel), rows, 1, 1, THREADS, 1, 1, THREADS * elementBytes, null,
-                Pointer.to(all), null);
-        cuCtxSynchronize();
+    private void launchAttention(String kernel, int rows, KernelArgs args, int elementBytes) {
+        backend.launch(MODULE, kernel, rows, THREADS, THREADS * elementBytes, args);
     }
 
-    private void launch(String kernel, int threads, Pointer params) {
+    private void launch(String kernel, int threads, KernelArgs args) {
         if (threads == 0) {
             return;
         }
-        cuLaunchKernel(backend.function(MODULE, kernel), (threads + THREADS - 1) / THREADS, 1, 1, THREADS, 1, 1, 0, null,
-                params, null);
-        cuCtxSynchronize();
-    }
-
-    private static Pointer ints(int v) {
-        return Pointer.to(new int[] {v});
+        backend.launch(MODULE, kernel, (threads + THREADS - 1) / THREADS, THREADS, 0, args);
     }
 
     private static int means(OneBitLevels oneBit) {

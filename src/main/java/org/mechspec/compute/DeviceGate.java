@@ -1,8 +1,10 @@
 package org.mechspec.compute;
 
 /**
- * Build step before the tests: when {@code -Dmechspec.backend=cuda} was asked for and no CUDA device is usable,
- * stop the build with one line saying why, instead of a wall of failed GPU tests. arg: the requested backend.
+ * Build step before the tests, in a JVM of its own: when a CUDA backend was asked for
+ * ({@code -Dmechspec.backend=cuda|cuda-emulated}) and cannot run, stop the build with one line saying why instead
+ * of a wall of failed GPU tests. The probe releases its context before this JVM exits, and nothing else here
+ * creates one. arg: the requested backend.
  */
 public final class DeviceGate {
     private DeviceGate() {
@@ -11,13 +13,14 @@ public final class DeviceGate {
     public static void main(String[] args) {
         System.setProperty("mechspec.backend", args.length > 0 ? args[0] : "auto");
         String requested = Backends.requested();
-        if (!requested.equals("cuda")) {
+        if (!Backends.cudaRequired()) {
             return;
         }
-        String reason = DeviceProbe.unavailableReason();
+        String reason = Backends.cudaUnavailableReason();
         if (reason != null) {
-            throw new IllegalStateException("mechspec: -Dmechspec.backend=cuda was asked for, but " + reason);
+            System.err.println("mechspec: -Dmechspec.backend=" + requested + " was asked for, but " + reason);
+            System.exit(1);
         }
-        System.out.println("[mechspec] CUDA backend on " + CudaBackend.get().device());
+        System.out.println("[mechspec] CUDA backend: " + DeviceProbe.device().describe());
     }
 }

@@ -6,11 +6,12 @@ import java.nio.file.Path;
 
 /**
  * Asks, without ever crashing the JVM, whether the CUDA backend can run here. Without a driver JCuda throws
- * {@link UnsatisfiedLinkError} at class load; that and everything else becomes a one-line reason.
+ * {@link UnsatisfiedLinkError} at class load; that and everything else becomes a one-line reason. The answer,
+ * either way, is kept for the JVM's life: a device that failed once is not probed again.
  */
 public final class DeviceProbe {
-    static final String KERNEL_DIR = "/org/mechspec/kernels/";
     private static String reason;
+    private static CudaDevice device;
     private static boolean probed;
 
     private DeviceProbe() {
@@ -19,33 +20,38 @@ public final class DeviceProbe {
     /** Null when a CUDA device is usable, else why not, in one line. */
     public static synchronized String unavailableReason() {
         if (!probed) {
-            reason = probe();
+            probe();
             probed = true;
         }
         return reason;
     }
 
-    private static String probe() {
+    /** The usable device; throws with the reason when there is none. */
+    public static synchronized CudaDevice device() {
+        String r = unavailableReason();
+        if (r != null) {
+            throw new IllegalStateException("CUDA backend unavailable: " + r);
+        }
+        return device;
+    }
+
+    private static void probe() {
         String tmp = System.getProperty("java.io.tmpdir");
         try {
             Files.createDirectories(Path.of(tmp));
         } catch (IOException e) {
-            return "java.io.tmpdir " + tmp + " is not writable (JCuda unpacks its natives there): " + e.getMessage();
+            reason = "java.io.tmpdir " + tmp + " is not writable (JCuda unpacks its natives there): " + e.getMessage();
+            return;
         }
         try {
-            String driver = CudaDriverProbe.deviceCountOrReason();
-            if (driver != null) {
-                return driver;
-            }
+            device = CudaDriverProbe.probe();
+        } catch (CudaDriverProbe.Unusable e) {
+            reason = e.getMessage();
         } catch (LinkageError e) { // JCuda's natives need the NVIDIA driver's libcuda.so.1
-            return "no CUDA driver: JCuda could not load its natives against libcuda.so.1 (" + firstLine(e) + ")";
+            reason = "no CUDA driver: JCuda could not load its natives against libcuda.so.1 (" + firstLine(e) + ")";
         } catch (Throwable t) {
-            return "CUDA driver present but unusable: " + firstLine(t);
+            reason = "CUDA driver present but unusable: " + firstLine(t);
         }
-        if (DeviceProbe.class.getResource(KERNEL_DIR + "attention.ptx") == null) {
-            return "CUDA kernels were not built into this jar (nvcc was not found at build time)";
-        }
-        return null;
     }
 
     static String firstLine(Throwable t) {

@@ -41,7 +41,7 @@ public final class HalfFloat {
     /** The double value of fp16 bits. */
     public static double fromHalfBits(short h) {
         int bits = h & 0xFFFF;
-        int sign = (bits & 0x8000) != 0 ? -1 : 1;
+        double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0; // a double, so that -0.0 keeps its sign
         int e = (bits >>> 10) & 0x1F;
         int m = bits & 0x3FF;
         if (e == 0x1F) {

@@ -26,6 +26,7 @@ public interface LinearAttentionOps {
             case "cpu":
                 return CpuLinearAttention.INSTANCE;
             case "cuda":
+            case "cuda-emulated":
                 if (backend instanceof UnavailableBackend u) {
                     throw new IllegalStateException(u.reason());
                 }

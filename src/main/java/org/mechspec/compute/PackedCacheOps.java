@@ -8,7 +8,7 @@ package org.mechspec.compute;
  * code and value arrays are [tokens][channels] row-major.
  */
 public interface PackedCacheOps {
-    /** The backend's name, "cpu" or "cuda". */
+    /** The backend's name, "cpu" or "cuda" (the CUDA twin, on a GPU or on the emulated driver). */
     String name();
 
     /** Per-channel streams: channel c's {@code tokens} codes of {@code bits[c]} bits each. */
@@ -49,7 +49,7 @@ public interface PackedCacheOps {
         return switch (backend.name()) {
             case "cpu" -> new CpuPackedCacheOps();
             // A stand-in for a missing device gets CudaBackend.get()'s one-line reason.
-            case "cuda" -> new CudaPackedCacheOps(backend instanceof CudaBackend cuda ? cuda : CudaBackend.get());
+            case "cuda", "cuda-emulated" -> new CudaPackedCacheOps(backend instanceof CudaBackend cuda ? cuda : CudaBackend.get());
             default -> throw new IllegalArgumentException("no packed-cache operations for backend '" + backend.name() + "'");
         };
     }

@@ -1,13 +1,12 @@
 package org.mechspec.foldbias;
 
-import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.KernelArgs;
 
 /** The rank-one fold on the GPU: {@code fold_rank_one_f64} from {@code src/main/cuda/foldbias.cu}. */
 final class CudaRankOneFold implements RankOneFold {
@@ -25,11 +24,8 @@ final class CudaRankOneFold implements RankOneFold {
                 CUdeviceptr db = buf.upload(Pointer.to(beta), (long) t * Sizeof.DOUBLE);
                 CUdeviceptr du = buf.upload(Pointer.to(u), (long) d * Sizeof.DOUBLE);
                 CUdeviceptr dout = buf.poisoned((long) count * Sizeof.DOUBLE);
-                Pointer params = Pointer.to(Pointer.to(dk), Pointer.to(db), Pointer.to(du), Pointer.to(dout),
-                        Pointer.to(new int[] {t}), Pointer.to(new int[] {d}));
-                cuLaunchKernel(cuda.function("foldbias", "fold_rank_one_f64"), (count + THREADS - 1) / THREADS, 1, 1,
-                        THREADS, 1, 1, 0, null, params, null);
-                cuCtxSynchronize();
+                cuda.launch("foldbias", "fold_rank_one_f64", (count + THREADS - 1) / THREADS, THREADS, 0,
+                        new KernelArgs().ptr(dk).ptr(db).ptr(du).ptr(dout).i32(t).i32(d));
                 cuMemcpyDtoH(Pointer.to(out), dout, (long) count * Sizeof.DOUBLE);
             }
         }

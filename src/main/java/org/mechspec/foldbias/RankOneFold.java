@@ -20,7 +20,7 @@ public interface RankOneFold {
     static RankOneFold on(Backend backend) {
         return switch (backend.name()) {
             case "cpu" -> new CpuRankOneFold(false);
-            case "cuda" -> new CudaRankOneFold();
+            case "cuda", "cuda-emulated" -> new CudaRankOneFold();
             default -> throw new IllegalArgumentException("no rank-one fold for backend '" + backend.name() + "'");
         };
     }

@@ -37,7 +37,7 @@ public final class KernelChecks {
         FP16(0x7C00) {
             @Override
             double decode(int bits) {
-                int sign = (bits & 0x8000) != 0 ? -1 : 1;
+                double sign = (bits & 0x8000) != 0 ? -1.0 : 1.0; // a double: 0x8000 decodes to -0.0
                 int e = (bits >> 10) & 0x1F;
                 int m = bits & 0x3FF;
                 if (e == 31) {

@@ -18,6 +18,8 @@ public final class PaperRun {
     public final String paper;
     public final String backend;
     public String device = "";
+    /** What identifies the code that ran on the device (driver, nvcc, loaded kernel images); empty on CPU. */
+    public final ObjectNode deviceProvenance = JSON.createObjectNode();
     public final TreeMap<Long, SeedRecord> seeds = new TreeMap<>();
     public final Map<String, Boolean> propertyChecks = new LinkedHashMap<>();
 
@@ -46,11 +48,23 @@ public final class PaperRun {
     /** Adds one published seeded-invocation record (see spec.SeedRun#toJson) with its outcome. */
     public void add(JsonNode entry, boolean passed) {
         device = entry.path("device").asText(device);
+        merge(deviceProvenance, entry.path("device_provenance"));
         SeedRecord r = seed(entry.get("seed").asLong());
         entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
         entry.path("runtime").fields().forEachRemaining(e -> r.runtime.put(e.getKey(), value(e.getValue())));
         entry.path("datasets").fields().forEachRemaining(e -> r.datasets.put(e.getKey(), e.getValue().asText()));
         r.outcome(entry.get("check").asText(), passed);
+    }
+
+    /** Adds from's fields to into, object fields recursively (the kernel images loaded so far grow per seed). */
+    static void merge(ObjectNode into, JsonNode from) {
+        from.fields().forEachRemaining(e -> {
+            if (e.getValue().isObject() && into.path(e.getKey()).isObject()) {
+                merge((ObjectNode) into.get(e.getKey()), e.getValue());
+            } else {
+                into.set(e.getKey(), e.getValue().deepCopy());
+            }
+        });
     }
 
     private static void putMetric(Map<String, Object> metrics, String name, JsonNode v) {
@@ -87,6 +101,9 @@ public final class PaperRun {
         n.put("paper", paper);
         n.put("backend", backend);
         n.put("device", device);
+        if (!deviceProvenance.isEmpty()) {
+            n.set("device_provenance", deviceProvenance.deepCopy());
+        }
         ObjectNode s = n.putObject("seeds");
         seeds.forEach((seed, r) -> {
             ObjectNode o = s.putObject(Long.toString(seed));
@@ -104,6 +121,7 @@ public final class PaperRun {
     public static PaperRun fromJson(JsonNode n) {
         PaperRun run = new PaperRun(n.path("paper").asText(), n.path("backend").asText());
         run.device = n.path("device").asText("");
+        merge(run.deviceProvenance, n.path("device_provenance"));
         n.path("seeds").fields().forEachRemaining(e -> {
             SeedRecord r = run.seed(Long.parseLong(e.getKey()));
             e.getValue().path("metrics").fields().forEachRemaining(m -> r.metrics.put(m.getKey(), value(m.getValue())));

@@ -28,6 +28,12 @@ public final class ReportGate {
             System.out.println("[mechspec] no fresh artifacts in " + fresh + " (no contract ran)");
             return;
         }
+        List<String> errors = ReportListener.errors(fresh);
+        if (!errors.isEmpty()) {
+            errors.forEach(e -> System.out.println("[mechspec] ERROR " + e));
+            throw new IllegalStateException("the reporter failed: " + errors.get(0)
+                    + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more above)" : ""));
+        }
         List<String> findings = new ArrayList<>();
         List<Path> files;
         try (Stream<Path> s = Files.list(fresh)) {

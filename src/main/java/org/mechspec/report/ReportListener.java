@@ -4,7 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -28,6 +30,8 @@ public final class ReportListener implements TestExecutionListener {
     private final Map<TestIdentifier, String> property = new ConcurrentHashMap<>();
     private final Map<String, PaperRun> runs = new TreeMap<>();
     private final Map<String, Map<String, Boolean>> propertyOutcomes = new TreeMap<>();
+    private final List<String> errors = new ArrayList<>();
+    public static final String ERRORS_FILE = "mechspec-errors.txt";
 
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
@@ -35,7 +39,7 @@ public final class ReportListener implements TestExecutionListener {
      */
     @Override
     public void testPlanExecutionStarted(TestPlan plan) {
-        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda)\\.json");
+        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ERRORS_FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
                 "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
     }
@@ -67,7 +71,9 @@ public final class ReportListener implements TestExecutionListener {
                     property.put(id, value);
                 }
             } catch (IOException e) {
-                throw new UncheckedIOException("unreadable mechspec report entry: " + value, e);
+                synchronized (this) {
+                    errors.add(id.getDisplayName() + ": unreadable mechspec report entry: " + e.getMessage());
+                }
             }
         });
     }
@@ -83,8 +89,12 @@ public final class ReportListener implements TestExecutionListener {
         JsonNode entry = seeded.remove(id);
         if (entry != null) {
             String key = entry.get("paper").asText() + "." + entry.get("backend").asText();
-            runs.computeIfAbsent(key, k -> new PaperRun(entry.get("paper").asText(), entry.get("backend").asText()))
-                    .add(entry, passed);
+            try {
+                runs.computeIfAbsent(key, k -> new PaperRun(entry.get("paper").asText(), entry.get("backend").asText()))
+                        .add(entry, passed);
+            } catch (RuntimeException e) {
+                errors.add(key + ": " + id.getDisplayName() + ": " + firstLine(e));
+            }
         }
         String prop = property.remove(id);
         if (prop != null) {
@@ -95,24 +105,71 @@ public final class ReportListener implements TestExecutionListener {
 
     @Override
     public synchronized void testPlanExecutionFinished(TestPlan plan) {
-        if (runs.isEmpty()) {
-            return;
-        }
         Path out = outputDir();
-        SourceFingerprints.Recorded fingerprints = SourceFingerprints.recorded();
         Map<String, String> devices = new TreeMap<>();
-        for (PaperRun run : runs.values()) {
+        String commit = "unknown";
+        try {
+            SourceFingerprints.Recorded fingerprints = SourceFingerprints.recorded();
+            commit = fingerprints.commit();
+            for (PaperRun run : runs.values()) {
+                devices.put(run.backend, run.device);
+                write(out, run, fingerprints);
+            }
+        } catch (RuntimeException e) {
+            errors.add("reporter: " + firstLine(e));
+        }
+        if (!runs.isEmpty()) {
+            try {
+                AllureEnvironment.write(devices, commit);
+            } catch (RuntimeException e) {
+                errors.add("Allure environment.properties not written: " + firstLine(e));
+            }
+        }
+        writeErrors(out);
+    }
+
+    /** One paper's artifact; a paper that cannot be rendered is an error line, and the others are still written. */
+    private void write(Path out, PaperRun run, SourceFingerprints.Recorded fingerprints) {
+        String name = run.paper + "." + run.backend;
+        Path file = out.resolve(name + ".json");
+        try {
             run.propertyChecks.putAll(propertyOutcomes.getOrDefault(run.paper, Map.of()));
             var artifact = new ArtifactRenderer(ManifestLoader.forPaper(run.paper), run, fingerprints).render();
-            Path file = out.resolve(run.paper + "." + run.backend + ".json");
-            try {
-                AtomicFiles.write(file, PaperRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(artifact) + "\n");
-            } catch (IOException e) {
-                throw new UncheckedIOException("cannot write artifact " + file, e);
-            }
-            devices.put(run.backend, run.device);
+            AtomicFiles.write(file, PaperRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(artifact) + "\n");
             System.out.println("[mechspec] wrote " + file + " (" + run.seeds.size() + " seeds)");
+        } catch (IOException | RuntimeException e) {
+            errors.add(name + ": artifact not written: " + firstLine(e)
+                    + " (a partial run? run the paper's whole tag, e.g. -Dgroups=" + run.paper + ")");
         }
-        AllureEnvironment.write(devices, fingerprints.commit());
+    }
+
+    /**
+     * JUnit only logs a listener's exceptions, so the errors go to {@value #ERRORS_FILE} beside the artifacts, where
+     * the build's report gate and {@code mechspec run} fail on them; a clean run removes an old one.
+     */
+    private void writeErrors(Path out) {
+        Path file = out.resolve(ERRORS_FILE);
+        try {
+            if (errors.isEmpty()) {
+                java.nio.file.Files.deleteIfExists(file);
+                return;
+            }
+            errors.forEach(e -> System.out.println("[mechspec] ERROR " + e));
+            AtomicFiles.write(file, String.join("\n", errors) + "\n");
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + " (" + errors + ")", e);
+        }
+    }
+
+    /** The error lines of the last run whose artifacts went to {@code dir}; empty when it had none. */
+    public static List<String> errors(Path dir) throws IOException {
+        Path file = dir.resolve(ERRORS_FILE);
+        return java.nio.file.Files.exists(file) ? java.nio.file.Files.readAllLines(file) : List.of();
+    }
+
+    private static String firstLine(Throwable t) {
+        String m = t.getMessage() == null ? t.getClass().getSimpleName() : t.getMessage();
+        int nl = m.indexOf('\n');
+        return nl < 0 ? m : m.substring(0, nl);
     }
 }

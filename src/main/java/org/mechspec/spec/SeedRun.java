@@ -111,6 +111,9 @@ public final class SeedRun {
         n.put("seed", seed);
         n.put("backend", backend.name());
         n.put("device", backend.device());
+        if (!backend.provenance().isEmpty()) {
+            n.set("device_provenance", JSON.valueToTree(backend.provenance()));
+        }
         n.set("metrics", JSON.valueToTree(metrics));
         n.set("runtime", JSON.valueToTree(runtime));
         n.set("datasets", JSON.valueToTree(datasets));

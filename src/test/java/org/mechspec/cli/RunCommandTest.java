@@ -77,7 +77,7 @@ class RunCommandTest {
     void badOptionsExitTwoWithOneLine() {
         Cli backend = Cli.run("run", "--backend", "tpu");
         assertThat(backend.code()).isEqualTo(2);
-        assertThat(backend.err().strip()).isEqualTo("mechspec: --backend must be auto, cpu or cuda, got 'tpu' (see: mechspec run --help)");
+        assertThat(backend.err().strip()).isEqualTo("mechspec: --backend must be one of auto, cpu, cuda, cuda-emulated, got 'tpu' (see: mechspec run --help)");
         Cli seeds = Cli.run("run", "--seeds", "42;43");
         assertThat(seeds.code()).isEqualTo(2);
         assertThat(seeds.err()).hasLineCount(1).contains("--seeds must be a comma-separated list of integers, got '42;43'");

@@ -68,6 +68,9 @@ class GateAndLayoutTest {
         cuda.seeds.putAll(run(1e-15, 100, true).seeds);
         assertThat(new ArtifactRenderer(m, cuda, none).render().get("g").asBoolean()).isTrue();
         assertThat(new ArtifactRenderer(m, run(1e-15, 100, true), none).render().get("g").asBoolean()).as("cpu").isFalse();
+        PaperRun emulated = new PaperRun("demo", "cuda-emulated");
+        emulated.seeds.putAll(run(1e-15, 100, true).seeds);
+        assertThat(new ArtifactRenderer(m, emulated, none).render().get("g").asBoolean()).as("the emulated driver").isFalse();
         cuda.seed(43).outcome("c", false);
         assertThat(new ArtifactRenderer(m, cuda, none).render().get("g").asBoolean()).as("a failed check").isFalse();
     }
