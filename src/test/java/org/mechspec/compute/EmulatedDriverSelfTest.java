@@ -2,9 +2,11 @@ package org.mechspec.compute;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
 import java.util.Map;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
@@ -103,6 +105,16 @@ class EmulatedDriverSelfTest {
     @Test
     void moreThan1024ThreadsPerBlockAreRefused() {
         assertThatThrownBy(() -> launchCopy("selftest_copy", 1025, 0, true)).hasMessageContaining("CUDA_ERROR_INVALID_VALUE");
+    }
+
+    @Test
+    void aModuleTheDriverRefusesIsNotLoadedAgain() {
+        IllegalStateException first = catchThrowableOfType(IllegalStateException.class,
+                () -> cuda.function("not_a_module", "k"));
+        assertThat(first).hasMessageContaining("cannot load kernel image not_a_module.fatbin").hasCauseInstanceOf(CudaException.class);
+        IllegalStateException again = catchThrowableOfType(IllegalStateException.class,
+                () -> cuda.function("not_a_module", "k"));
+        assertThat(again).as("the remembered failure, not a second load").hasMessage(first.getMessage()).hasNoCause();
     }
 
     @Test

@@ -1,0 +1,59 @@
+// Force-included (g++ -include) into every .cu file compiled for the CPU CUDA emulator. It maps the CUDA
+// device dialect the project's kernels use onto plain C++; see README.md for what is and is not modelled.
+#pragma once
+#include <assert.h>
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>    // device printf is host printf (unordered between threads)
+#include <string.h>   // device memcpy / memset
+
+#include <cmath>
+
+// build.sh first preprocesses each .cu with EMU_SCAN defined and finds the kernels and dynamic shared arrays
+// by these markers; the real compile maps them to C++.
+#ifdef EMU_SCAN
+#define __global__ EMU_GLOBAL_MARKER
+#define __shared__ EMU_SHARED_MARKER
+#else
+#define __global__
+// One block runs entirely on one worker thread, so a thread_local is exactly per-block shared memory.
+#define __shared__ thread_local
+#endif
+
+#define __device__
+#define __host__
+#define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
+#define __restrict__ __restrict
+#define __constant__
+#define __launch_bounds__(...)
+#define __align__(n) alignas(n)
+
+#include "emu_builtins.h"
+
+// Kernels see the running fiber's built-ins read-only.
+#define threadIdx (static_cast<const uint3&>(emu_threadIdx))
+#define blockIdx (static_cast<const uint3&>(emu_blockIdx))
+#define blockDim (static_cast<const dim3&>(emu_blockDim))
+#define gridDim (static_cast<const dim3&>(emu_gridDim))
+static constexpr int warpSize = 32;
+
+// A real barrier: the calling fiber yields until every thread of the block has arrived at the same call site.
+// A macro, so that the call (and its return address, which identifies the site) sits in the kernel's code.
+extern "C" void emu_syncthreads(void);
+#define __syncthreads() emu_syncthreads()
+
+// Blocks of one launch share no memory the emulator orders; a fence only has to stop compiler reordering.
+inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
+inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }
+
+// Explicitly rounded operations: kernels are compiled with -ffp-contract=off, so a plain operator rounds once.
+inline double __dadd_rn(double a, double b) { return a + b; }
+inline double __dsub_rn(double a, double b) { return a - b; }
+inline double __dmul_rn(double a, double b) { return a * b; }
+inline double __ddiv_rn(double a, double b) { return a / b; }
+inline float __fadd_rn(float a, float b) { return a + b; }
+inline float __fsub_rn(float a, float b) { return a - b; }
+inline float __fmul_rn(float a, float b) { return a * b; }
+inline float __fdiv_rn(float a, float b) { return a / b; }

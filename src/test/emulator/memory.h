@@ -1,0 +1,47 @@
+// Device memory: one big reserved virtual range; every allocation gets fresh, never reused addresses followed
+// by an inaccessible gap, so out-of-bounds and use-after-free accesses are recognisable.
+#pragma once
+#include <stddef.h>
+#include <stdint.h>
+
+#include "api.h"
+
+namespace emu {
+
+struct Allocation {
+    uintptr_t base;
+    size_t size;          // bytes requested
+    size_t span;          // bytes of address space it owns, up to the next allocation (pages + gap)
+    CUctx_st* ctx;
+    bool live;
+};
+
+// The reserved device range [g_deviceBase, g_deviceBase + g_deviceSpan); empty until the first allocation.
+extern uintptr_t g_deviceBase;
+extern size_t g_deviceSpan;
+
+inline bool in_device_range(uintptr_t a) { return a - g_deviceBase < g_deviceSpan; }
+
+CUresult device_alloc(CUctx_st* ctx, size_t bytes, CUdeviceptr* out);
+CUresult device_free(CUdeviceptr p);            // CUDA_ERROR_INVALID_VALUE unless p is a live allocation's base
+void free_context_allocations(CUctx_st* ctx);
+size_t live_bytes();
+
+// The allocation (live or freed) whose span holds a, or null.
+const Allocation* find_allocation(uintptr_t a);
+
+// True when [a, a + n) lies inside one live allocation.
+inline bool live_range(const Allocation* al, uintptr_t a, size_t n) {
+    return al != nullptr && al->live && a >= al->base && n <= al->size && a - al->base <= al->size - n;
+}
+
+// For messages, into out: what [a, a + n) hits ("allocation 0x..+N, offset K: M bytes beyond its end",
+// "freed allocation ...", "outside any allocation: offset K from allocation ...", "no allocation").
+void describe(uintptr_t a, size_t n, char* out, size_t size);
+
+// Checks one side of a copy or memset: a device pointer must cover [p, p + n) with one live allocation; a host
+// pointer must not point into the device range. Reports and returns CUDA_ERROR_INVALID_VALUE otherwise.
+CUresult check_device_range(const char* api, CUdeviceptr p, size_t n);
+CUresult check_host_range(const char* api, const void* p, size_t n);
+
+}  // namespace emu

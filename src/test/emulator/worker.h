@@ -1,0 +1,98 @@
+// Worker threads and their fibers, shared by the scheduler and the memory-access hooks.
+#pragma once
+#include <stdint.h>
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "emu_builtins.h"
+#include "memory.h"
+#include "registry.h"
+
+extern "C" void emu_fiber_switch(void** saveSp, void* toSp);
+extern "C" void emu_fiber_start(void);
+
+namespace emu {
+
+enum FiberState : uint8_t { kReady, kWaiting, kExited, kFaulted };
+
+struct Fiber {
+    void* sp;            // saved stack pointer while not running; null before the fiber starts
+    void* site;          // return address of the __syncthreads it waits at
+    unsigned stack;      // which of the worker's stacks it runs on, once started
+    uint3 tid;
+    FiberState state;
+};
+
+// One launch, shared by the workers that run its blocks.
+struct Launch {
+    const KernelInfo* kernel;
+    uint3 grid, block;
+    unsigned sharedBytes;
+    const unsigned char* args;
+    uint64_t totalBlocks;
+    int participants;                      // workers that take part: min(workers, blocks)
+    std::atomic<uint64_t> next{0};         // next block to hand out
+    std::atomic<bool> abort{false};        // an execution error: stop handing out blocks
+    std::mutex errorMutex;
+    CUresult error = CUDA_SUCCESS;         // the first execution error
+};
+
+// A live allocation's bytes [base, end), as cached by the access hooks for the running launch.
+struct Range {
+    uintptr_t base, end;
+};
+constexpr unsigned kCacheSlots = 64;       // direct-mapped by 4 KiB page of the accessed address
+
+struct Worker {
+    // Read by every access hook.
+    uintptr_t shmBase = 0;                 // this thread's dynamic shared memory array
+    size_t shmCap = 0;                     // its capacity
+    size_t shmBytes = 0;                   // what the running launch asked for
+    Range cache[kCacheSlots] = {};         // allocations of recent device accesses
+    // The running block.
+    Launch* launch = nullptr;
+    uint3 blockIdx{};
+    uint3* threadIdxSlot = nullptr;        // this thread's emu_threadIdx
+    Fiber* current = nullptr;              // the running fiber, null in the scheduler
+    void* schedSp = nullptr;               // the scheduler's context while a fiber runs
+    bool aborted = false;
+    CUresult error = CUDA_SUCCESS;
+    std::string message;
+    // Fibers and their stacks.
+    std::vector<Fiber> fibers;
+    char* stacks = nullptr;                // this worker's part of the fiber stack reservation
+    unsigned stacksReady = 0;
+    std::vector<unsigned> freeStacks;      // stacks no running or waiting fiber uses
+    int index = 0;
+};
+
+// Each worker owns an aligned kWorkerSpan of address space: the Worker object itself at its start, then its
+// fiber stacks. Code running on a fiber finds its worker by masking the stack pointer: the access hooks run on
+// every load and store, and a thread-local lookup there would cost more than the check itself.
+constexpr size_t kStackBytes = 256 << 10;  // per fiber; only the pages a kernel touches get memory
+constexpr size_t kGuardBytes = 64 << 10;   // no-access gap below each stack
+constexpr size_t kSlotBytes = kStackBytes + kGuardBytes;
+constexpr size_t kHeaderBytes = 64 << 10;  // holds the Worker
+constexpr unsigned kMaxFibers = emu_limits::kMaxThreadsPerBlock;
+constexpr size_t kWorkerSpan = (size_t) 1 << 29;
+static_assert(kHeaderBytes + kSlotBytes * kMaxFibers <= kWorkerSpan, "fiber stacks exceed a worker's span");
+static_assert(sizeof(Worker) <= kHeaderBytes, "the Worker must fit its header");
+
+extern uintptr_t g_fiberBase;   // all workers' spans: [g_fiberBase, g_fiberBase + g_fiberSpan)
+extern size_t g_fiberSpan;
+
+// The worker whose fiber is running on this stack, or null when not on a fiber.
+inline Worker* fiber_worker() {
+    uintptr_t sp;
+    __asm__("mov %%rsp, %0" : "=r"(sp));
+    return sp - g_fiberBase < g_fiberSpan ? (Worker*) (sp & ~(kWorkerSpan - 1)) : nullptr;
+}
+
+// Ends the running fiber with an execution error; the access it was about to make does not happen. Callers on
+// the fiber must hold no objects that own memory: their frames are dropped, not unwound.
+[[noreturn]] void fault(Worker* w, CUresult code, const char* what);
+
+}  // namespace emu
