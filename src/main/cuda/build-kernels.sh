@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Compiles every .cu of SRC_DIR into OUT_DIR/<name>.fatbin and writes OUT_DIR/kernels.json (nvcc's version,
-# the flags, each image's SHA-256). Called by the Maven build; rebuilds only what is out of date.
-# usage: build-kernels.sh OUT_DIR SRC_DIR [NVCC]
+# Compiles every .cu of SRC_DIR into OUT_DIR/<name>.fatbin and writes OUT_DIR/RECORD (default kernels.json: nvcc's
+# version, the flags, each image's SHA-256). Called by the Maven build; rebuilds only what is out of date.
+# usage: build-kernels.sh OUT_DIR SRC_DIR [NVCC [RECORD]]
 #
 # Images: SASS for every data-centre and desktop architecture since Ampere that this nvcc supports, plus PTX of
 # the oldest one, so a newer GPU JIT-compiles it. Uncompressed (-no-compress), so that the emulated driver
@@ -19,6 +19,7 @@ set -euo pipefail
 out=$1
 src=$2
 nvcc=${3:-}
+record=${4:-kernels.json}
 
 if [ -z "$nvcc" ]; then
     for candidate in "$(command -v nvcc || true)" /usr/local/cuda/bin/nvcc /usr/local/bin/nvcc /opt/cuda/bin/nvcc; do
@@ -70,5 +71,5 @@ version=$("$nvcc" --version | grep -i 'release' | sed 's/"/\\"/g')
         sep=","
     done
     printf '\n  }\n}\n'
-} > "$out/kernels.json.tmp"
-mv "$out/kernels.json.tmp" "$out/kernels.json"
+} > "$out/$record.tmp"
+mv "$out/$record.tmp" "$out/$record"

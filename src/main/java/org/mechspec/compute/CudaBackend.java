@@ -84,7 +84,10 @@ public final class CudaBackend implements Backend {
         return info;
     }
 
-    /** Driver, compute capability, nvcc and, per loaded module, the image's SHA-256 and which image the driver runs. */
+    /**
+     * Driver, compute capability, nvcc and, per loaded module of the jar's kernels, the image's SHA-256 and which
+     * image the driver runs.
+     */
     @Override
     public synchronized Map<String, Object> provenance() {
         Map<String, Object> p = new TreeMap<>();
@@ -93,7 +96,12 @@ public final class CudaBackend implements Backend {
         p.put("nvcc", KernelImages.nvcc());
         p.put("emulated", info.emulated());
         Map<String, Map<String, String>> images = new TreeMap<>();
-        loadedImages.forEach((k, v) -> images.put(k, new TreeMap<>(v)));
+        java.util.Set<String> main = KernelImages.mainModules();
+        loadedImages.forEach((k, v) -> {
+            if (main.contains(k)) {
+                images.put(k, new TreeMap<>(v));
+            }
+        });
         p.put("images", images);
         return p;
     }

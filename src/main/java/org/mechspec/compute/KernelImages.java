@@ -49,6 +49,14 @@ final class KernelImages {
         return record.path("nvcc").asText("unknown");
     }
 
+    /** The modules nvcc built into the jar (test kernels, e.g. the emulator's self-test, are not among them). */
+    static synchronized java.util.Set<String> mainModules() {
+        nvcc();
+        java.util.Set<String> out = new java.util.TreeSet<>();
+        record.path("images").fieldNames().forEachRemaining(out::add);
+        return out;
+    }
+
     /** The CUDA release nvcc belongs to, e.g. "13.0", or "unknown". */
     static String nvccRelease() {
         Matcher m = Pattern.compile("release (\\d+\\.\\d+)").matcher(nvcc());

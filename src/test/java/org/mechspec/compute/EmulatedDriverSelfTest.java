@@ -132,6 +132,7 @@ class EmulatedDriverSelfTest {
     @Test
     void provenanceNamesDriverCompilerAndTheLoadedImage() {
         cuda.roundToHalf(new double[] {1.0});
+        cuda.function(MODULE, "selftest_copy");
         Map<String, Object> p = cuda.provenance();
         assertThat(cuda.name()).isEqualTo("cuda-emulated");
         assertThat(p).containsEntry("emulated", true).containsEntry("driver_cuda_version", "13.0")
@@ -141,6 +142,7 @@ class EmulatedDriverSelfTest {
         Map<String, Map<String, String>> images = (Map<String, Map<String, String>>) p.get("images");
         assertThat(images.get("rounding")).containsEntry("sha256", DataFiles.sha256(KernelImages.read("rounding")))
                 .containsEntry("image", "sm_90 SASS");
+        assertThat(images).as("test kernels are not the jar's").doesNotContainKey(MODULE);
     }
 
     private static long freeBytes() {

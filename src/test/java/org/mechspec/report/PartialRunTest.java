@@ -2,7 +2,6 @@ package org.mechspec.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,9 +9,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.platform.launcher.core.LauncherConfig;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
@@ -36,21 +32,7 @@ class PartialRunTest {
         Files.writeString(contracts.resolve("whole.json"), manifest("whole", "ran"));
         Map<String, String> props = Map.of("mechspec.contracts.dir", contracts.toString(), "mechspec.out", out.toString(),
                 "allure.results.directory", dir.resolve("allure").toString(), "mechspec.backend", "cpu", "mechspec.seeds", "");
-        Map<String, String> saved = new java.util.HashMap<>();
-        props.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
-        try {
-            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
-                            .addTestExecutionListeners(new ReportListener()).build())
-                    .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(TwoPapers.class)).build());
-        } finally {
-            saved.forEach((k, v) -> {
-                if (v == null) {
-                    System.clearProperty(k);
-                } else {
-                    System.setProperty(k, v);
-                }
-            });
-        }
+        FixtureLauncher.run(TwoPapers.class, props);
         assertThat(out.resolve("whole.cpu.json")).exists();
         assertThat(out.resolve("apartial.cpu.json")).doesNotExist();
         assertThat(dir.resolve("allure/environment.properties")).exists();

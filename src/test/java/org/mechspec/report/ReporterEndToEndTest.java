@@ -1,7 +1,6 @@
 package org.mechspec.report;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -13,9 +12,6 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherConfig;
-import org.junit.platform.launcher.core.LauncherFactory;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
@@ -39,25 +35,7 @@ class ReporterEndToEndTest {
         Files.writeString(contracts.resolve("selftest.json"), MANIFEST);
         Map<String, String> props = Map.of("mechspec.contracts.dir", contracts.toString(), "mechspec.out", out.toString(),
                 "allure.results.directory", dir.resolve("allure").toString(), "mechspec.backend", "cpu", "mechspec.seeds", "");
-        Map<String, String> saved = new java.util.HashMap<>();
-        props.forEach((k, v) -> {
-            saved.put(k, System.getProperty(k));
-            System.setProperty(k, v);
-        });
-        try {
-            // Only our listener: Allure's would write the fixture's deliberate failures into the real report.
-            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
-                            .addTestExecutionListeners(new ReportListener()).build())
-                    .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(SelfTestContracts.class)).build());
-        } finally {
-            saved.forEach((k, v) -> {
-                if (v == null) {
-                    System.clearProperty(k);
-                } else {
-                    System.setProperty(k, v);
-                }
-            });
-        }
+        FixtureLauncher.run(SelfTestContracts.class, props);
         artifact = JSON.readTree(Files.readString(out.resolve("selftest.cpu.json")));
     }
 
