@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Runs the mechspec contracts from the unpacked GPU bundle: needs only an NVIDIA driver (or nothing, with
 # --backend cpu) -- no JDK, Maven or network. Options are those of `mechspec run`:
-#   [--paper P]... [--seeds 42,43] [--backend auto|cpu|cuda] [--out DIR] [--data-dir DIR]
+#   [--paper P]... [--seeds 42,43] [--backend auto|cpu|cuda|cuda-emulated] [--out DIR] [--data-dir DIR]
 # Relative --out and --data-dir are taken from the directory you call it from. Exit codes: 0 every contract
-# passed, 1 a contract failed, 2 bad options or --backend cuda without a usable GPU.
+# passed, 1 a contract failed or an artifact was not written, 2 bad options or --backend cuda without a usable GPU.
+# On a real GPU the run also writes DIR/gpu-receipt.json (README, "Receipts").
 # MECHSPEC_JAVA_OPTS replaces the default JVM options (-Xmx4g).
 set -u
 bundle=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)

@@ -97,13 +97,17 @@ private:
         uint64_t seen = 0;
         for (;;) {
             Launch* L;
+            int participants;
             {
                 std::unique_lock<std::mutex> lk(m_);
                 wake_.wait(lk, [&] { return generation_ != seen; });
                 seen = generation_;
                 L = launch_;
+                // Read under the lock: for a worker that takes no part, the launch may end (and its Launch, on the
+                // caller's stack, be gone) as soon as the lock is released.
+                participants = L == nullptr ? 0 : L->participants;
             }
-            if (L == nullptr || w->index >= L->participants) continue;
+            if (w->index >= participants) continue;
             run_blocks(w, *L);
             std::lock_guard<std::mutex> lk(m_);
             if (++finished_ == L->participants) done_.notify_all();
