@@ -18,8 +18,12 @@ final class Calibration {
     private Calibration() {
     }
 
-    /** One head's outcome: the kept factor, which initialization it came from, each candidate's selection loss. */
-    record HeadFit(double[] l, int chosen, double[] selectionLosses, double[] calibrationLosses) {
+    /**
+     * One head's outcome: the kept factor, which initialization it came from, each candidate's selection and
+     * calibration loss, and every initialization's start and fitted factor (for the check that fitting lowered the loss).
+     */
+    record HeadFit(double[] l, int chosen, double[] selectionLosses, double[] calibrationLosses, double[][] starts,
+                   double[][] fitted) {
     }
 
     /**
@@ -49,7 +53,7 @@ final class Calibration {
         return out;
     }
 
-    static HeadFit calibrateHead(HeadObjective calibration, HeadObjective selection, double[][] headNoise) {
+    static HeadFit calibrateHead(CalibrationObjective calibration, CalibrationObjective selection, double[][] headNoise) {
         int side = calibration.side();
         double[] taylor = QuadraticForm.taylorFactor(side - 1);
         double[][] starts = new double[INITIALIZATIONS][];
@@ -59,27 +63,28 @@ final class Calibration {
         }
         double[] selectionLosses = new double[INITIALIZATIONS];
         double[] calibrationLosses = new double[INITIALIZATIONS];
+        double[][] fitted = new double[INITIALIZATIONS][];
         double[] best = null;
         int chosen = -1;
         for (int p = 0; p < INITIALIZATIONS; p++) {
-            double[] fitted = adam(calibration, starts[p], STEPS);
-            calibrationLosses[p] = calibration.loss(fitted);
-            selectionLosses[p] = selection.loss(fitted);
+            fitted[p] = adam(calibration, starts[p], STEPS);
+            calibrationLosses[p] = calibration.loss(fitted[p]);
+            selectionLosses[p] = selection.loss(fitted[p]);
             if (best == null || selectionLosses[p] < selectionLosses[chosen]) {
-                best = fitted;
+                best = fitted[p];
                 chosen = p;
             }
         }
-        return new HeadFit(best, chosen, selectionLosses, calibrationLosses);
+        return new HeadFit(best, chosen, selectionLosses, calibrationLosses, starts, fitted);
     }
 
     /** The global baseline of one head: G = 1, Taylor initialization, {@value #STEPS} Adam steps. */
-    static double[] globalHead(HeadObjective calibration) {
+    static double[] globalHead(CalibrationObjective calibration) {
         return adam(calibration, QuadraticForm.taylorFactor(calibration.side() - 1), STEPS);
     }
 
     /** Bias-corrected Adam on L's lower triangle. */
-    static double[] adam(HeadObjective objective, double[] start, int steps) {
+    static double[] adam(CalibrationObjective objective, double[] start, int steps) {
         int side = objective.side();
         double[] l = start.clone();
         double[] grad = new double[side * side];

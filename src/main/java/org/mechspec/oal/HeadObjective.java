@@ -7,7 +7,7 @@ import org.mechspec.compute.LinearAttentionOps;
  * the softmax output of the converted layer over some blocks, as a function of the head's factor L, with its
  * analytic gradient. The partial dot products z_g(q_t, k_j) do not depend on L and are computed once.
  */
-final class HeadObjective {
+final class HeadObjective implements CalibrationObjective {
     private final int blocks;
     private final int seqLen;
     private final int headDim;
@@ -59,16 +59,14 @@ final class HeadObjective {
         return b * pairsPerBlock() + t * (t + 1) / 2 + j;
     }
 
-    int side() {
+    @Override
+    public int side() {
         return side;
     }
 
-    double loss(double[] l) {
-        return evaluate(l, null);
-    }
-
     /** The loss; when {@code grad} is not null, ∂loss/∂L (lower triangle; the upper stays zero) is written to it. */
-    double evaluate(double[] l, double[] grad) {
+    @Override
+    public double evaluate(double[] l, double[] grad) {
         int groups = side - 1;
         double[] m = QuadraticForm.gram(l, side);
         double[] dM = new double[side * side];

@@ -12,8 +12,9 @@ import org.mechspec.model.Qwen2Model;
 /**
  * What one model's LoRA adaptation actually got: its trainable tensors, the SHA-256 of its initial A matrices,
  * whether every B started at zero, the learning rate, batch rows and dropout masks of each step, and the
- * converted block's coefficients (trainable or not, SHA-256 before and after). The matched-budget contract
- * compares two of these.
+ * converted block's coefficients (trainable or not, SHA-256 before and after), and how far each step moved the
+ * trainable tensors — read from the model itself, so a step that trained nothing shows as 0. The matched-budget
+ * contracts compare two of these.
  */
 final class LoraRecord {
     final List<String> trainableNames = new ArrayList<>();
@@ -23,9 +24,12 @@ final class LoraRecord {
     final List<Double> learningRates = new ArrayList<>();
     final List<Integer> stepRows = new ArrayList<>();
     final List<DropoutMasks> masks = new ArrayList<>();
+    final List<Double> stepChanges = new ArrayList<>();
     final String blockBefore;
     final boolean blockTrainable;
     String blockAfter;
+    private final Qwen2Model model;
+    private double[] lastTrainable;
 
     LoraRecord(Qwen2Model model, ConvertedAttention block) {
         for (Parameter p : model.trainableParameters()) {
@@ -44,12 +48,40 @@ final class LoraRecord {
         initialBZero = zero && !model.loraAdapters().isEmpty();
         blockBefore = block == null ? "" : sha256(block.factor().value().toDoubles());
         blockTrainable = block != null && block.factor().trainable();
+        this.model = model;
+        lastTrainable = trainableValues(model);
     }
 
+    /** Called after each step: its settings, and the L2 norm of the change of every trainable tensor since the last call. */
     void step(double lr, int rows, DropoutMasks m) {
         learningRates.add(lr);
         stepRows.add(rows);
         masks.add(m);
+        double[] now = trainableValues(model);
+        double sum = 0.0;
+        for (int i = 0; i < now.length; i++) {
+            double d = now[i] - lastTrainable[i];
+            sum += d * d;
+        }
+        stepChanges.add(Math.sqrt(sum));
+        lastTrainable = now;
+    }
+
+    private static double[] trainableValues(Qwen2Model model) {
+        List<double[]> parts = new ArrayList<>();
+        int n = 0;
+        for (Parameter p : model.trainableParameters()) {
+            double[] x = p.value().toDoubles();
+            parts.add(x);
+            n += x.length;
+        }
+        double[] out = new double[n];
+        int at = 0;
+        for (double[] x : parts) {
+            System.arraycopy(x, 0, out, at, x.length);
+            at += x.length;
+        }
+        return out;
     }
 
     void finish(ConvertedAttention block) {

@@ -99,7 +99,7 @@ final class OalProtocol {
         return new OalRun(seed, backend.name(), roles, ledger, contributions, groups, fits, globalFactors, grouping,
                 calibration, validation, oalMse, globalMse, agreement, minSimilarity, adapted.softmaxRecord(),
                 adapted.convertedRecord(), Lora.parameterDeltaL2(softmax), Lora.parameterDeltaL2(converted), softmaxNll, oalNll,
-                Bootstrap.percentile(means, 2.5), Bootstrap.percentile(means, 97.5), seconds);
+                Bootstrap.percentile(means, 2.5), Bootstrap.percentile(means, 97.5), seconds, adapted);
     }
 
     /** The checkpoint must have the layer to convert, still with softmax attention, and no LoRA yet. */

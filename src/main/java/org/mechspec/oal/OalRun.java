@@ -2,7 +2,8 @@ package org.mechspec.oal;
 
 /**
  * Everything one seed's protocol run produced, kept so that each contract reads the same run: the blocks and
- * their ledger, grouping, calibration, the kernel agreement, both LoRA adaptations and the evaluation.
+ * their ledger, grouping, calibration, the kernel agreement, both LoRA adaptations (with the adapted models) and
+ * the evaluation.
  */
 record OalRun(
         long seed,
@@ -28,7 +29,8 @@ record OalRun(
         double[] oalTokenNll,
         double nllDifferenceLow,
         double nllDifferenceHigh,
-        double elapsedSeconds) {
+        double elapsedSeconds,
+        MatchedLora.Adapted adapted) {
 
     double[][] oalFactors() {
         double[][] l = new double[fits.length][];

@@ -1,7 +1,7 @@
 package org.mechspec.oal;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.quicktheories.QuickTheory.qt;
+import static org.mechspec.spec.Properties.qt;
 import static org.quicktheories.generators.SourceDSL.doubles;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
@@ -105,20 +105,20 @@ class OalContracts {
         assertThat(OalChecks.formsAgree(a, run.threshold(), fp64Threshold(run))).as("%s", a).isTrue();
     }
 
+    /**
+     * Over generated shapes every form in both precisions stays within the rounding bound of its computation against
+     * the fp64 oracle ({@link PairwiseOracle#errorBound}: grows with length and with the terms' magnitudes), not a fixed
+     * 1e-5, which the fp32 recurrent form exceeds on long, cancelling inputs although it is right.
+     */
     @Contract(paper = PAPER, check = "recurrent_dense_equivalence")
     @Test
     void recurrentEqualsDenseEqualsOracleOverShapes() {
         qt().withExamples(40).forAll(longs().all(), integers().between(1, 24), integers().between(0, 4), integers().between(1, 3))
                 .checkAssert((seed, seqLen, dimChoice, groupRatio) -> {
-                    int d = new int[] {3, 4, 8, 16, 32}[dimChoice];
-                    int kv = 1 + (int) Math.floorMod(seed, 2L);
-                    int heads = kv * groupRatio;
-                    LayerSamples s = TinyOal.samples(seed, 1 + (int) Math.floorMod(seed >> 3, 2L), seqLen, heads, kv, d, 0.8);
-                    Rng rng = new Rng(seed ^ 0x5DEECE66DL);
-                    int[] groups = TinyOal.groups(rng, heads, d);
-                    KernelAgreement a = KernelAgreement.measure(CpuLinearAttention.INSTANCE, s, groups, Grouping.GROUPS,
-                            TinyOal.factors(rng, heads, Grouping.GROUPS, 0.1));
-                    assertThat(OalChecks.formsAgree(a, 1e-5, 1e-12)).as("%s", a).isTrue();
+                    TinyOal.AgreementCase c = TinyOal.agreementCase(seed, seqLen, dimChoice, groupRatio);
+                    RoundingAgreement a = RoundingAgreement.measure(CpuLinearAttention.INSTANCE, c.samples(), c.groups(),
+                            Grouping.GROUPS, c.factors());
+                    assertThat(a.holds()).as("%s", a).isTrue();
                 });
     }
 
@@ -315,6 +315,126 @@ class OalContracts {
             assertThat(OalChecks.matchedBudget(r.softmaxLora(), r.oalLora(), OalProtocol.LORA_STEPS,
                     OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
         });
+    }
+
+    // ------------------------------------------------------------ lora_steps_move_adapters
+
+    @Contract(paper = PAPER, check = "lora_steps_move_adapters")
+    @Seeded
+    void loraStepsMoveAdapters(SeedRun run) {
+        OalRun r = protocol(run);
+        run.metric("softmax_lora_moving_steps", DefinitionChecks.movingSteps(r.softmaxLora()))
+                .metric("oal_lora_moving_steps", DefinitionChecks.movingSteps(r.oalLora()))
+                .metric("softmax_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.softmaxLora()))
+                .metric("oal_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.oalLora()));
+        assertThat(DefinitionChecks.loraStepsMoveAdapters(r.softmaxLora(), r.oalLora(), OalProtocol.LORA_STEPS))
+                .as("step changes: softmax %s, OAL %s", r.softmaxLora().stepChanges, r.oalLora().stepChanges).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "lora_steps_move_adapters")
+    @Test
+    void loraStepsMoveAdaptersOfTinyModels() {
+        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+            MatchedLora.Adapted a = TinyOal.Adaptation.of(seed).adapted();
+            assertThat(DefinitionChecks.loraStepsMoveAdapters(a.softmaxRecord(), a.convertedRecord(), OalProtocol.LORA_STEPS))
+                    .as("step changes: softmax %s, OAL %s", a.softmaxRecord().stepChanges, a.convertedRecord().stepChanges)
+                    .isTrue();
+        });
+    }
+
+    // ------------------------------------------------------------ converted_layer_is_calibrated_oal
+
+    @Contract(paper = PAPER, check = "converted_layer_is_calibrated_oal")
+    @Seeded
+    void convertedLayerIsCalibratedOal(SeedRun run) {
+        OalRun r = protocol(run);
+        DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(r.adapted().converted(),
+                new ByteBlocks(validation(), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.groups(),
+                Grouping.GROUPS, r.oalFactors());
+        run.metric("converted_layer_max_error", e.maxError()).metric("converted_layer_bound_ratio", e.boundRatio());
+        assertThat(e.holds()).as("%s", e).isTrue();
+    }
+
+    @Contract(paper = PAPER, check = "converted_layer_is_calibrated_oal")
+    @Test
+    void convertedLayerOfTinyAdaptationsIsItsOal() {
+        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+            TinyOal.Adaptation a = TinyOal.Adaptation.of(seed);
+            DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(a.adapted().converted(), a.blocks(),
+                    new int[] {0, 1}, a.groups(), Grouping.GROUPS, a.factors());
+            assertThat(e.holds()).as("%s", e).isTrue();
+        });
+    }
+
+    // ------------------------------------------------------------ calibration_lowers_loss
+
+    @Contract(paper = PAPER, check = "calibration_lowers_loss")
+    @Seeded
+    void calibrationLowersLoss(SeedRun run) {
+        OalRun r = protocol(run);
+        double grouped = DefinitionChecks.worstGroupedLossRatio(r.calibrationSamples(), r.groups(), r.fits());
+        double global = DefinitionChecks.worstGlobalLossRatio(r.calibrationSamples(), r.globalFactors());
+        run.metric("oal_calibration_max_loss_ratio", grouped).metric("global_calibration_max_loss_ratio", global);
+        assertThat(DefinitionChecks.lowersLoss(grouped)).as("worst grouped loss ratio %s", grouped).isTrue();
+        assertThat(DefinitionChecks.lowersLoss(global)).as("worst global loss ratio %s", global).isTrue();
+    }
+
+    /** What Adam minimizes is the calibration loss as defined (the MSE against the softmax output), within rounding. */
+    @Contract(paper = PAPER, check = "calibration_lowers_loss")
+    @Test
+    void calibrationObjectiveIsTheDefinedLoss() {
+        qt().withExamples(30).forAll(longs().all(), integers().between(1, 12), doubles().between(0.2, 3.0), integers().between(0, 1))
+                .checkAssert((seed, seqLen, scale, global) -> {
+                    LayerSamples s = TinyOal.samples(seed, 2, seqLen, 2, 1, 16, scale);
+                    Rng rng = new Rng(seed);
+                    int g = global == 1 ? 1 : Grouping.GROUPS;
+                    int[] headGroups = g == 1 ? new int[16] : Arrays.copyOfRange(TinyOal.groups(rng, 2, 16), 16, 32);
+                    double[] l = TinyOal.factors(rng, 1, g, 0.3)[0];
+                    double mechanism = new HeadObjective(s, 1, headGroups, g).loss(l);
+                    double definition = DefinitionChecks.headLoss(s, 1, headGroups, l);
+                    assertThat(Math.abs(mechanism - definition)).as("objective %s, definition %s", mechanism, definition)
+                            .isLessThanOrEqualTo(DefinitionChecks.headLossTolerance(s, 1, headGroups, l));
+                });
+    }
+
+    /** Adam, as calibration runs it, lowers a loss whose minimum lies beyond its 10 steps' reach in every coordinate. */
+    @Contract(paper = PAPER, check = "calibration_lowers_loss")
+    @Test
+    void adamLowersALossWhoseMinimumIsOutOfReach() {
+        qt().withExamples(100).forAll(longs().all(), integers().between(0, 1)).checkAssert((seed, global) -> {
+            int side = global == 1 ? 2 : Grouping.GROUPS + 1;
+            Rng rng = new Rng(seed);
+            double[] start = TinyOal.factors(rng, 1, side - 1, 0.3)[0];
+            TinyOal.FarQuadratic f = TinyOal.FarQuadratic.around(start, side, rng);
+            double[] fitted = Calibration.adam(f, start, Calibration.STEPS);
+            assertThat(f.loss(fitted)).as("loss from %s", f.loss(start)).isLessThan(f.loss(start));
+        });
+    }
+
+    // ------------------------------------------------------------ grouping_contributions_match_definition
+
+    @Contract(paper = PAPER, check = "grouping_contributions_match_definition")
+    @Seeded
+    void groupingContributionsMatchDefinition(SeedRun run) {
+        OalRun r = protocol(run);
+        LayerSamples g = r.groupingSamples();
+        double err = DefinitionChecks.contributionRelativeError(r.contributions(), DefinitionChecks.contributionsByDefinition(g));
+        run.metric("grouping_contribution_max_rel_error", err);
+        assertThat(err).isLessThanOrEqualTo(DefinitionChecks.contributionTolerance(g.blocks() * g.seqLen()));
+    }
+
+    @Contract(paper = PAPER, check = "grouping_contributions_match_definition")
+    @Test
+    void groupingContributionsMatchDefinitionOverShapes() {
+        qt().withExamples(60).forAll(longs().all(), integers().between(1, 20), integers().between(3, 40), integers().between(1, 3))
+                .checkAssert((seed, seqLen, d, ratio) -> {
+                    int kv = 1 + (int) Math.floorMod(seed, 2L);
+                    LayerSamples s = TinyOal.samples(seed, 1 + (int) Math.floorMod(seed >> 2, 3L), seqLen, kv * ratio, kv, d,
+                            0.1 + Math.floorMod(seed >> 5, 30L) / 10.0);
+                    double err = DefinitionChecks.contributionRelativeError(Grouping.contributions(s),
+                            DefinitionChecks.contributionsByDefinition(s));
+                    assertThat(err).isLessThanOrEqualTo(DefinitionChecks.contributionTolerance(s.blocks() * s.seqLen()));
+                });
     }
 
     // ------------------------------------------------------------ negative_result_reported

@@ -1,6 +1,9 @@
 package org.mechspec.oal;
 
+import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.Rng;
+import org.mechspec.data.ByteBlocks;
+import org.mechspec.model.Batch;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Config;
@@ -63,5 +66,75 @@ final class TinyOal {
             c[i] = rng.uniform();
         }
         return Grouping.assign(c, heads, headDim);
+    }
+
+    /** One input of the recurrent/dense/oracle property: samples, a grouping and factors, all from {@code seed}. */
+    record AgreementCase(LayerSamples samples, int[] groups, double[][] factors) {
+    }
+
+    static AgreementCase agreementCase(long seed, int seqLen, int dimChoice, int groupRatio) {
+        int d = new int[] {3, 4, 8, 16, 32}[dimChoice];
+        int kv = 1 + (int) Math.floorMod(seed, 2L);
+        int heads = kv * groupRatio;
+        LayerSamples s = samples(seed, 1 + (int) Math.floorMod(seed >> 3, 2L), seqLen, heads, kv, d, 0.8);
+        Rng rng = new Rng(seed ^ 0x5DEECE66DL);
+        int[] groups = groups(rng, heads, d);
+        return new AgreementCase(s, groups, factors(rng, heads, Grouping.GROUPS, 0.1));
+    }
+
+    /**
+     * Σ_e w_e·(L_e − c_e)² over L's lower triangle, with every c_e at least 1 from the start: farther than 10 Adam steps
+     * of lr 0.05 can travel (Cauchy–Schwarz on the bias-corrected moments, β1²/β2 < 1, bounds each step by 1.044·lr for
+     * t ≤ 10), so no gradient changes sign, every step moves every coordinate towards c_e and the loss must fall.
+     */
+    record FarQuadratic(int side, double[] center, double[] weights) implements CalibrationObjective {
+        static FarQuadratic around(double[] start, int side, Rng rng) {
+            double[] c = new double[side * side];
+            double[] w = new double[side * side];
+            for (int r = 0; r < side; r++) {
+                for (int col = 0; col <= r; col++) {
+                    int e = r * side + col;
+                    double distance = 1.0 + 4.0 * rng.uniform(); // > 10 · 0.05 · 1.05
+                    c[e] = start[e] + (rng.uniform() < 0.5 ? -distance : distance);
+                    w[e] = StrictMath.pow(10.0, -3.0 + 6.0 * rng.uniform());
+                }
+            }
+            return new FarQuadratic(side, c, w);
+        }
+
+        @Override
+        public double evaluate(double[] l, double[] grad) {
+            double loss = 0.0;
+            for (int r = 0; r < side; r++) {
+                for (int col = 0; col <= r; col++) {
+                    int e = r * side + col;
+                    double diff = l[e] - center[e];
+                    loss += weights[e] * diff * diff;
+                    if (grad != null) {
+                        grad[e] = 2 * weights[e] * diff;
+                    }
+                }
+            }
+            return loss;
+        }
+    }
+
+    /**
+     * A matched LoRA adaptation of a tiny 5-layer model whose layer {@value OalProtocol#LAYER} is converted with random
+     * groups and factors: 10 text blocks, blocks 2..9 adapt (the protocol's 8), blocks 0 and 1 are left for checks.
+     */
+    record Adaptation(MatchedLora.Adapted adapted, ByteBlocks blocks, int[] groups, double[][] factors) {
+        static Adaptation of(long seed) {
+            Rng rng = new Rng(seed);
+            int[] groups = TinyOal.groups(rng, 2, 16);
+            double[][] l = TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3);
+            ByteBlocks blocks = new ByteBlocks(text(seed, 32 * 10), OalProtocol.SEQUENCE_LENGTH);
+            Batch batch = Batch.nextToken(blocks.blocks(new int[] {2, 3, 4, 5, 6, 7, 8, 9}), OalProtocol.SEQUENCE_LENGTH);
+            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, groups,
+                    Grouping.GROUPS, l);
+            MatchedLora.Adapted adapted = MatchedLora.adapt(model(seed, 5), OalProtocol.LAYER, block, batch, rng,
+                    OalProtocol.LORA, OalProtocol.LORA_STEPS, OalProtocol.LORA_LEARNING_RATE, Mutant.NONE);
+            return new Adaptation(adapted, blocks, groups, l);
+        }
     }
 }
