@@ -34,8 +34,26 @@ public final class PnMixChecks {
                 && r.sinkTokens() + r.quantizedTokens() + r.residualTokens() == r.tokens();
     }
 
-    public static boolean sinkKeysExact(PnMixResult r, double threshold) {
-        return r.sinkKeyMaxError() <= threshold;
+    /** The reported sink error and the one read straight from the final cache's fp16 sink bytes are within the threshold. */
+    public static boolean sinkKeysExact(PnMixResult r, double[] truthK, double threshold) {
+        return r.sinkKeyMaxError() <= threshold && sinkKeyMaxErrorFromBytes(r, truthK) <= threshold;
+    }
+
+    /**
+     * max |fp16 sink key − truth| over the first min(n, sinkTokens) positions, decoded from the final cache's sink
+     * bytes; +∞ when the cache keeps fewer sink tokens than that.
+     */
+    static double sinkKeyMaxErrorFromBytes(PnMixResult r, double[] truthK) {
+        PackedKvCache cache = r.finalCache();
+        int want = Math.min(r.tokens(), r.config().sinkTokens());
+        if (cache.sinkTokens() < want) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double worst = 0;
+        for (int i = 0; i < want * cache.channels(); i++) {
+            worst = Math.max(worst, Math.abs(HalfFloat.fromHalfBits(BitPacking.getHalf(cache.sinkKeys(), 2 * i)) - truthK[i]));
+        }
+        return worst;
     }
 
     public static boolean saliencyComputedOnce(PnMixResult r) {
@@ -293,7 +311,9 @@ public final class PnMixChecks {
      * the threshold), and requantizing tokens a query saw does change its output (when there were such queries).
      */
     public static boolean onlineMatchesFinalOutsideRequantizedWindow(PnMixResult r, double threshold) {
-        return r.unchangedWindowMaxDelta() <= threshold
+        int unchanged = ConfigCounts.unchangedWindowQueries(r.config());
+        return r.unchangedWindowQueries() == unchanged && r.changedWindowQueries() == r.config().decodeTokens() - unchanged
+                && r.unchangedWindowMaxDelta() <= threshold
                 && (r.changedWindowQueries() == 0 || r.changedWindowMaxDelta() > threshold);
     }
 
@@ -307,9 +327,28 @@ public final class PnMixChecks {
         return e.main().attentionKl() < e.randomMaskKlMean();
     }
 
+    /**
+     * The premise from the byte budget, not from the cache's counter: both runs hold the quantized key bytes DESIGN
+     * §7 gives their widths, those budgets are equal, every uniform key channel has the uniform width; then the
+     * mixed keys' attention KL is the lower.
+     */
     public static boolean mixedBeatsUniformAtEqualBytes(PnMixExperiment e) {
-        return e.main().quantizedKeyBytes() == e.uniform().quantizedKeyBytes()
-                && e.main().attentionKl() < e.uniform().attentionKl();
+        PnMixConfig c = e.main().config();
+        int n = e.main().tokens();
+        int u = PnMixExperiment.UNIFORM_KEY_BITS;
+        long mixed = ConfigCounts.quantizedKeyBytesBudget(c, n, c.highBits(), c.lowBits(), 2 * c.highPairsPerHead());
+        long uniform = ConfigCounts.quantizedKeyBytesBudget(c, n, u, u, 0);
+        return mixed == uniform && e.main().quantizedKeyBytes() == mixed && e.uniform().quantizedKeyBytes() == uniform
+                && everyKeyChannelHas(e.uniform(), u) && e.main().attentionKl() < e.uniform().attentionKl();
+    }
+
+    /** Every key channel of the run, at the start and in every quantized group, has {@code bits} bits. */
+    static boolean everyKeyChannelHas(PnMixResult r, int bits) {
+        boolean all = Arrays.stream(r.keyBitsAtStart()).allMatch(b -> b == bits);
+        for (PackedKvCache.Group g : r.finalCache().groups()) {
+            all &= Arrays.stream(g.keyBits()).allMatch(b -> b == bits);
+        }
+        return all;
     }
 
     /** Every metric of two runs equal bit for bit (same names, same values). */

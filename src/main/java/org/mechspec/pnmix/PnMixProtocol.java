@@ -150,7 +150,7 @@ public final class PnMixProtocol {
         return new PnMixResult(config, n,
                 quantizedElements == 0 ? 0.0 : keySq / quantizedElements,
                 quantizedElements == 0 ? 0.0 : valueSq / quantizedElements,
-                online.klSum / online.rows, online.sqSum / ((double) online.rows * d), online.cosSum / online.rows,
+                online.errors.meanKl(), online.errors.outputMse(), online.errors.meanCosine(),
                 sinkError, saliencyComputations, maskUnchanged, counted.attentionCalls(),
                 maxDelta, unchanged, changed, unchangedCount, decode - unchangedCount,
                 cache.keyBytes(), cache.valueBytes(), cache.heldBytes(), cache.quantizedKeyBytes(),
@@ -188,24 +188,7 @@ public final class PnMixProtocol {
         byte[] values = halfBytes(truth.v(), len * c);
         PackedAttention ref = ops.attend(PackedKvCache.fp16(config.kvHeads(), d, len, keys, values), q, hq, 1, false, true);
         for (int h = 0; h < hq; h++) {
-            acc.klSum += kl(ref.logits(), quant.logits(), h * len, len);
-            double dot = 0.0;
-            double na = 0.0;
-            double nb = 0.0;
-            for (int k = 0; k < d; k++) {
-                double a = quant.out()[h * d + k];
-                double b = ref.out()[h * d + k];
-                acc.sqSum += (a - b) * (a - b);
-                dot += a * b;
-                na += a * a;
-                nb += b * b;
-            }
-            if (na == 0.0 || nb == 0.0) {
-                throw new IllegalStateException("attention output of query " + t + ", head " + h
-                        + " is all zero: cosine similarity is undefined");
-            }
-            acc.cosSum += dot / (StrictMath.sqrt(na) * StrictMath.sqrt(nb));
-            acc.rows++;
+            acc.errors.add(ref.logits(), quant.logits(), h * len, len, ref.out(), quant.out(), h * d, t, h);
         }
         if (measureOracle) {
             double[] k = CacheContents.headMajor(CacheContents.keys(view, counted), len, config.kvHeads(), d);
@@ -242,31 +225,6 @@ public final class PnMixProtocol {
         return new PackedAttention(out, logits);
     }
 
-    /** KL(p‖q) of the softmaxes of two logit rows (fp64, log-sum-exp). */
-    static double kl(double[] refLogits, double[] quantLogits, int offset, int len) {
-        double lseRef = logSumExp(refLogits, offset, len);
-        double lseQuant = logSumExp(quantLogits, offset, len);
-        double kl = 0.0;
-        for (int j = 0; j < len; j++) {
-            double lp = refLogits[offset + j] - lseRef;
-            double lq = quantLogits[offset + j] - lseQuant;
-            kl += StrictMath.exp(lp) * (lp - lq);
-        }
-        return kl;
-    }
-
-    private static double logSumExp(double[] x, int offset, int len) {
-        double max = Double.NEGATIVE_INFINITY;
-        for (int j = 0; j < len; j++) {
-            max = Math.max(max, x[offset + j]);
-        }
-        double s = 0.0;
-        for (int j = 0; j < len; j++) {
-            s += StrictMath.exp(x[offset + j] - max);
-        }
-        return max + StrictMath.log(s);
-    }
-
     private static byte[] halfBytes(double[] a, int count) {
         byte[] out = new byte[2 * count];
         for (int i = 0; i < count; i++) {
@@ -277,15 +235,13 @@ public final class PnMixProtocol {
 
     /** Accumulators of the online calls. */
     private static final class Online {
-        double klSum;
-        double sqSum;
-        double cosSum;
-        int rows;
+        final AttentionErrors errors;
         double oracleError;
         final double[] decodeOut;
         final int[] residualStartAtCall;
 
         Online(PnMixConfig config) {
+            errors = new AttentionErrors(config.headDim());
             decodeOut = new double[config.queryHeads() * config.decodeTokens() * config.headDim()];
             residualStartAtCall = new int[config.decodeTokens()];
         }

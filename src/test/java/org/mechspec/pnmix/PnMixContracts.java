@@ -2,7 +2,7 @@ package org.mechspec.pnmix;
 
 import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.quicktheories.QuickTheory.qt;
+import static org.mechspec.spec.Properties.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
@@ -120,9 +120,11 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "sink_keys_exact")
     @Seeded
     void sinkKeysExact(SeedRun run) {
-        PnMixResult r = PnMixFixtures.experiment(run).main();
+        PnMixExperiment e = PnMixFixtures.experiment(run);
+        PnMixResult r = e.main();
         run.metric("sink_key_max_error", r.sinkKeyMaxError());
-        assertThat(PnMixChecks.sinkKeysExact(r, run.threshold())).as("sink key error %s", r.sinkKeyMaxError()).isTrue();
+        assertThat(PnMixChecks.sinkKeysExact(r, e.truth().k(), run.threshold())).as("sink key error %s reported, %s from the bytes",
+                r.sinkKeyMaxError(), PnMixChecks.sinkKeyMaxErrorFromBytes(r, e.truth().k())).isTrue();
     }
 
     @Contract(paper = PAPER, check = "sink_keys_exact")
@@ -145,7 +147,7 @@ class PnMixContracts {
     // ---- saliency and mask -----------------------------------------------------------------------------
 
     /** Small protocol configurations: head counts, head dims, sink, group, prefill and decode lengths. */
-    private static Gen<PnMixConfig> smallProtocols() {
+    static Gen<PnMixConfig> smallProtocols() {
         Gen<int[]> heads = Generate.pick(List.of(new int[] {2, 1}, new int[] {4, 2}, new int[] {2, 2}, new int[] {6, 3}));
         Gen<int[]> lengths = integers().between(0, 4).zip(Generate.pick(List.of(2, 4, 8)), integers().between(1, 30),
                 integers().between(0, 24), (s, g, p, d) -> new int[] {s, g, s + p, d});
@@ -441,7 +443,9 @@ class PnMixContracts {
         run.metric("attention_kl", e.main().attentionKl()).metric("uniform_2bit_attention_kl", e.uniform().attentionKl())
                 .metric("quantized_key_bytes", e.main().quantizedKeyBytes())
                 .metric("uniform_2bit_quantized_key_bytes", e.uniform().quantizedKeyBytes())
-                .metric("uniform_2bit_key_bytes", e.uniform().keyBytes());
+                .metric("uniform_2bit_key_bytes", e.uniform().keyBytes())
+                .metric("quantized_key_bytes_budget", ConfigCounts.quantizedKeyBytesBudget(e.main().config(), e.main().tokens(),
+                        e.main().config().highBits(), e.main().config().lowBits(), 2 * e.main().config().highPairsPerHead()));
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("mixed KL %s vs uniform 2-bit KL %s at %d vs %d quantized key bytes",
                 e.main().attentionKl(), e.uniform().attentionKl(), e.main().quantizedKeyBytes(), e.uniform().quantizedKeyBytes()).isTrue();
     }

@@ -45,7 +45,7 @@ class PnMixMutantsTest {
         Projections t = truth(Mutant.NONE);
         assertThat(PnMixChecks.byteAccountingExact(r)).isTrue();
         assertThat(PnMixChecks.tokenAccountingExact(r)).isTrue();
-        assertThat(PnMixChecks.sinkKeysExact(r, 0.0)).isTrue();
+        assertThat(PnMixChecks.sinkKeysExact(r, t.k(), 0.0)).isTrue();
         assertThat(PnMixChecks.saliencyComputedOnce(r)).isTrue();
         assertThat(PnMixChecks.maskUnchangedAfterDecode(r)).isTrue();
         assertThat(PnMixChecks.saliencyMaskMismatches(r, t)).isZero();
@@ -77,7 +77,7 @@ class PnMixMutantsTest {
     @Test
     void quantizingSinksBreaksSinkKeysAndTokenAccounting() {
         PnMixResult r = run(Mutant.QUANTIZE_SINKS);
-        assertThat(PnMixChecks.sinkKeysExact(r, 0.0)).as("sink error %s", r.sinkKeyMaxError()).isFalse();
+        assertThat(PnMixChecks.sinkKeysExact(r, truth(Mutant.QUANTIZE_SINKS).k(), 0.0)).as("sink error %s", r.sinkKeyMaxError()).isFalse();
         assertThat(PnMixChecks.tokenAccountingExact(r)).isFalse();
     }
 
