@@ -2,7 +2,7 @@ package org.mechspec.kernels;
 
 import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.quicktheories.QuickTheory.qt;
+import static org.mechspec.spec.Properties.qt;
 import static org.quicktheories.generators.SourceDSL.doubles;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;

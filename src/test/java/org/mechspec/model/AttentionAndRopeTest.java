@@ -1,7 +1,7 @@
 package org.mechspec.model;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.quicktheories.QuickTheory.qt;
+import static org.mechspec.spec.Properties.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
 
 import org.junit.jupiter.api.Tag;
