@@ -1,5 +1,6 @@
 package org.mechspec.foldbias;
 
+import java.util.Arrays;
 import org.mechspec.compute.Backend;
 
 /**
@@ -22,7 +23,7 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         return kept.length;
     }
 
-    static Compaction fit(Backend backend, FoldBiasInputs in, OfflineFitter fitter, Mutant mutant) {
+    static Compaction fit(Backend backend, FoldBiasInputs in, OfflineFitter fitter, KeySelector selector, Mutant mutant) {
         FoldBiasConfig c = in.config();
         int d = c.d();
         int n = c.n();
@@ -31,7 +32,7 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         double[] k = in.keys();
 
         double[] attention = AttentionOps.weights(backend, q, m, k, n, d, null);
-        int[] selected = KeySelection.topByMaxWeight(attention, m, n, c.t());
+        int[] selected = requireSelection(selector.select(attention, m, n, c.t()), n, c.t());
 
         double[] e = shiftedExpScores(q, k, m, n, d, c.scale());
         double[] target = rowSums(e, m, n);
@@ -67,6 +68,20 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         double[] x = AttentionOps.weights(backend, q, m, ck, keptCount, d, beta);
         double[] cv = fitter.leastSquares("compact values C_v", x, m, keptCount, y, d);
         return new Compaction(selected, eSel, target, w, kept, ck, beta, cv, y);
+    }
+
+    /** A selection must name t distinct keys in increasing order: the rest of the fit relies on it. */
+    private static int[] requireSelection(int[] selected, int n, int t) {
+        if (selected.length != t) {
+            throw new IllegalStateException("key selection returned " + selected.length + " keys, not t = " + t);
+        }
+        for (int r = 0; r < t; r++) {
+            if (selected[r] < 0 || selected[r] >= n || (r > 0 && selected[r] <= selected[r - 1])) {
+                throw new IllegalStateException("key selection must be increasing indices in [0, " + n + "), got "
+                        + Arrays.toString(selected));
+            }
+        }
+        return selected;
     }
 
     /** E = exp(s − m_row), s = q·kᵀ·scale, m_row the row max over all keys. */

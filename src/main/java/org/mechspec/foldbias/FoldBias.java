@@ -10,6 +10,8 @@ import org.mechspec.compute.Backend;
 public final class FoldBias {
     private final Backend backend;
     private final Mutant mutant;
+    private final KeySelector selector;
+    private final TvBound tvBound;
 
     public FoldBias(Backend backend) {
         this(backend, Mutant.NONE);
@@ -17,8 +19,19 @@ public final class FoldBias {
 
     /** A deliberately broken variant, for the mutant tests only. */
     FoldBias(Backend backend, Mutant mutant) {
+        this(backend, mutant, KeySelector.TOP_BY_MAX_WEIGHT, (p, delta) -> OutputBound.tv(p, delta, mutant));
+    }
+
+    /** The mechanism with the given key selection and TV bound (the protocol's: TOP_BY_MAX_WEIGHT, OutputBound::tv). */
+    FoldBias(Backend backend, KeySelector selector, TvBound tvBound) {
+        this(backend, Mutant.NONE, selector, tvBound);
+    }
+
+    private FoldBias(Backend backend, Mutant mutant, KeySelector selector, TvBound tvBound) {
         this.backend = backend;
         this.mutant = mutant;
+        this.selector = selector;
+        this.tvBound = tvBound;
     }
 
     public FoldBiasRun run(FoldBiasInputs in) {
@@ -31,7 +44,7 @@ public final class FoldBias {
         OfflineFitter fitter = new OfflineFitter();
 
         // Offline: compaction, fold, rounding, value refit.
-        Compaction comp = Compaction.fit(backend, in, fitter, mutant);
+        Compaction comp = Compaction.fit(backend, in, fitter, selector, mutant);
         int size = comp.size();
         double[] a = Dense.scaled(q, c.scale());
         double[] u = fitter.foldDirection(a, m, d, c.lambda(), mutant);
@@ -97,7 +110,7 @@ public final class FoldBias {
                 pi[j] = p[i * size + j];
                 delta[j] = logitShift[i * size + j] - beta[j];
             }
-            bounds[i] = OutputBound.bound(pi, delta, rangeNorm, mutant);
+            bounds[i] = tvBound.tv(pi, delta) * rangeNorm;
         }
         return bounds;
     }

@@ -11,17 +11,36 @@ final class OutputBound {
     }
 
     /**
+     * T = min(tanh(osc(δ)/4), √(KL/2)); the output bound is T·‖(max_j V[j,c] − min_j V[j,c])_c‖₂.
+     *
      * @param p biased-path weights [keys] (sum 1)
      * @param delta δ_j = logit of the folded-rounded path − logit of the biased path [keys]
-     * @param valueRangeNorm ‖(max_j V[j,c] − min_j V[j,c])_c‖₂
      */
-    static double bound(double[] p, double[] delta, double valueRangeNorm, Mutant mutant) {
+    static double tv(double[] p, double[] delta) {
+        return tv(p, delta, Mutant.NONE);
+    }
+
+    static double tv(double[] p, double[] delta, Mutant mutant) {
+        double kl = kl(p, delta);
+        double pinsker = mutant == Mutant.PINSKER_WITHOUT_SQRT ? kl / 2 : StrictMath.sqrt(kl / 2);
+        return Math.min(tanhTerm(delta), pinsker);
+    }
+
+    /** tanh(osc(δ)/4), osc = max δ − min δ. */
+    static double tanhTerm(double[] delta) {
         double lo = Double.POSITIVE_INFINITY;
         double hi = Double.NEGATIVE_INFINITY;
+        for (double x : delta) {
+            lo = Math.min(lo, x);
+            hi = Math.max(hi, x);
+        }
+        return StrictMath.tanh((hi - lo) / 4);
+    }
+
+    /** KL(p‖p′) = ln Σ_j p_j e^{δ_j} − Σ_j p_j δ_j, clamped at 0. */
+    static double kl(double[] p, double[] delta) {
         double mean = 0.0;
         for (int j = 0; j < p.length; j++) {
-            lo = Math.min(lo, delta[j]);
-            hi = Math.max(hi, delta[j]);
             mean += p[j] * delta[j];
         }
         // KL = ln Σ p_j e^{δ_j − δ̄} with δ̄ = Σ p_j δ_j; log1p/expm1 keep it accurate when δ is tiny.
@@ -29,10 +48,7 @@ final class OutputBound {
         for (int j = 0; j < p.length; j++) {
             sum += p[j] * StrictMath.expm1(delta[j] - mean);
         }
-        double kl = Math.max(0.0, StrictMath.log1p(sum));
-        double pinsker = mutant == Mutant.PINSKER_WITHOUT_SQRT ? kl / 2 : StrictMath.sqrt(kl / 2);
-        double tv = Math.min(StrictMath.tanh((hi - lo) / 4), pinsker);
-        return tv * valueRangeNorm;
+        return Math.max(0.0, StrictMath.log1p(sum));
     }
 
     /** ‖(max_j V[j,c] − min_j V[j,c])_c‖₂ for V [rows, cols]. */

@@ -199,8 +199,9 @@ class FoldBiasContracts {
     // dropping_bias_changes_attention
 
     /**
-     * On queries with A·u = 1 the fold is exact before rounding, so for any problem that really compacts (t ≤ n/2)
-     * dropping β must cost at least the threshold factor times what folding and fp16 rounding cost.
+     * On queries with A·u = 1 the fold is exact before rounding, so for problems that really compact (see
+     * {@link FoldBiasProblems#compactingProblems}) dropping β must cost at least the threshold factor times what
+     * folding and fp16 rounding cost.
      */
     @Contract(paper = PAPER, check = "dropping_bias_changes_attention")
     @Test

@@ -1,0 +1,211 @@
+package org.mechspec.foldbias;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.HalfFloat;
+
+/**
+ * Every check against a definition can fail: a mechanism broken in the test (a component through its seam, a
+ * decorator over the backend, or a broken intermediate), run on the protocol (seed 42, CPU), makes the check report
+ * false, while the unbroken mechanism passes the same check on the same input. Where an older check compared the
+ * mechanism with itself, the test also shows that check still passes the broken mechanism.
+ */
+@Tag("fold-bias")
+class FoldBiasDefinitionMutantsTest {
+    private static final long SEED = 42;
+    private static final FoldBiasInputs IN = FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED);
+    private static final FoldBiasRun UNBROKEN = new FoldBias(CpuBackend.INSTANCE).run(IN);
+
+    /** The survivor: the sort deleted from the selection, so the compaction keeps keys 0..t−1. */
+    private static final KeySelector FIRST_KEYS = (weights, queries, keys, t) -> {
+        int[] first = new int[t];
+        for (int j = 0; j < t; j++) {
+            first[j] = j;
+        }
+        return first;
+    };
+
+    private static FoldBiasRun run(KeySelector selection, TvBound bound) {
+        return new FoldBias(CpuBackend.INSTANCE, selection, bound).run(IN);
+    }
+
+    private static FoldBiasRun run(Backend backend) {
+        return new FoldBias(backend).run(IN);
+    }
+
+    @Test
+    void firstKeysAreNotTheTopWeightKeys() {
+        assertThat(SelectionCheck.of(IN, UNBROKEN.compaction().selected()).holds()).isTrue();
+        SelectionCheck.Result broken = SelectionCheck.of(IN, run(FIRST_KEYS, OutputBound::tv).compaction().selected());
+        assertThat(broken.mismatches()).isPositive();
+        assertThat(broken.holds()).isFalse();
+    }
+
+    @Test
+    void firstKeysAreNoMoreFaithfulThanArbitraryKeys() {
+        double arbitrary = FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, IN,
+                FoldBiasDefinitionContracts.afterInputs(FoldBiasConfig.PROTOCOL, SEED), FidelityCheck.ARBITRARY_SELECTIONS);
+        FoldBiasRun first = run(FIRST_KEYS, OutputBound::tv);
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(IN, UNBROKEN.deployedOutputs()), arbitrary).holds())
+                .isTrue();
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(IN, first.deployedOutputs()), arbitrary).holds())
+                .isFalse();
+        assertThat(Checks.outputErrorBounded(FoldBiasMetrics.of(first), FoldBiasContracts.threshold(
+                "same_value_output_error_bound"))).as("the old checks pass the first-t cache").isTrue();
+    }
+
+    /** The survivor: a Pinsker term twice too large still leaves slack ≥ 0; so does a bound half as large here. */
+    @Test
+    void loosePinskerTermAndTooTightBoundDifferFromTheDefinition() {
+        assertThat(BoundCheck.of(UNBROKEN, IN.testQueries()).holds()).isTrue();
+        FoldBiasRun loose = run(KeySelector.TOP_BY_MAX_WEIGHT,
+                (p, delta) -> Math.min(OutputBound.tanhTerm(delta), 2 * StrictMath.sqrt(OutputBound.kl(p, delta) / 2)));
+        FoldBiasRun tight = run(KeySelector.TOP_BY_MAX_WEIGHT, (p, delta) -> OutputBound.tv(p, delta) / 2);
+        double slack = FoldBiasContracts.threshold("same_value_output_error_bound");
+        for (FoldBiasRun broken : new FoldBiasRun[] {loose, tight}) {
+            assertThat(Checks.outputErrorBounded(FoldBiasMetrics.of(broken), slack)).as("old slack check").isTrue();
+            assertThat(BoundCheck.of(broken, IN.testQueries()).holds()).isFalse();
+        }
+    }
+
+    /** u fitted with twice the ridge weight still meets its constraint and its own closed form, not the definition. */
+    @Test
+    void foldDirectionOfAnotherObjectiveIsNotTheMinimizer() {
+        assertThat(FoldDirectionCheck.of(IN, UNBROKEN.direction()).holds()).isTrue();
+        FoldBiasConfig c = IN.config();
+        FoldBiasConfig doubled = new FoldBiasConfig(c.d(), c.n(), c.t(), c.referenceQueries(), c.testQueries(),
+                c.querySpread(), 2 * c.lambda());
+        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(doubled, IN.referenceQueries(),
+                IN.testQueries(), IN.keys(), IN.values()));
+        FoldBiasMetrics m = FoldBiasMetrics.of(broken);
+        assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
+        assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
+                .isTrue();
+        assertThat(FoldDirectionCheck.of(IN, broken.direction()).holds()).isFalse();
+    }
+
+    /** u fitted to queries scaled by 2 (A off by that factor) passes the older checks, which read A from the run. */
+    @Test
+    void foldDirectionOfMisScaledQueriesMissesTheConstraint() {
+        double[] doubled = Dense.scaled(IN.referenceQueries(), 2.0);
+        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(IN.config(), doubled,
+                IN.testQueries(), IN.keys(), IN.values()));
+        FoldBiasMetrics m = FoldBiasMetrics.of(broken);
+        assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
+                .isTrue();
+        assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
+        FoldDirectionCheck.Result f = FoldDirectionCheck.of(IN, broken.direction());
+        assertThat(f.constraintError()).isGreaterThan(f.constraintTolerance());
+        assertThat(f.holds()).isFalse();
+    }
+
+    /**
+     * NNLS weights of the problem without the row-max shift (rows of E scaled by e^{m_row}, a differently weighted
+     * fit): they meet the KKT conditions of the E they were fitted to, as the older check measures, not the definition's.
+     */
+    @Test
+    void nnlsOnUnshiftedScoresMissesTheDefinition() {
+        Compaction comp = UNBROKEN.compaction();
+        assertThat(NnlsCheck.of(IN, comp.selected(), comp.weights()).holds()).isTrue();
+        FoldBiasConfig c = IN.config();
+        int m = c.referenceQueries();
+        int t = comp.selected().length;
+        double[] s = Dense.scaled(Dense.timesTransposed(IN.referenceQueries(), m, c.d(), IN.keys(), c.n()), c.scale());
+        double[] e = new double[s.length];
+        double[] b = new double[m];
+        for (int i = 0; i < s.length; i++) {
+            e[i] = StrictMath.exp(s[i]);
+            b[i / c.n()] += e[i];
+        }
+        double[] eSel = Dense.columns(e, m, c.n(), comp.selected());
+        double[] w = Nnls.solve(eSel, m, t, b);
+        assertThat(Nnls.kktViolation(eSel, m, t, b, w)).as("older check's figure")
+                .isLessThanOrEqualTo(FoldBiasContracts.threshold("nnls_kkt_conditions"));
+        assertThat(NnlsCheck.of(IN, comp.selected(), w).holds()).isFalse();
+    }
+
+    /** Attention with logits 1e-6 too large: the refit solves its own (wrong) X_h and Y exactly, not the definition's. */
+    @Test
+    void refitOnSkewedAttentionMissesTheDefinition() {
+        assertThat(RefitCheck.of(IN, UNBROKEN).holds()).isTrue();
+        FoldBiasRun broken = run(new SkewedAttention(1 + 1e-6));
+        assertThat(Checks.valueNormalEquations(FoldBiasMetrics.of(broken),
+                FoldBiasContracts.threshold("rounded_value_fit_normal_equations"))).as("old check").isTrue();
+        assertThat(RefitCheck.of(IN, broken).holds()).isFalse();
+    }
+
+    /** fp16 rounding toward zero: still on the grid and still changing K_f, but not the nearest value. */
+    @Test
+    void roundingTowardZeroIsNotNearest() {
+        assertThat(RoundingCheck.offNearest(UNBROKEN.foldedKeys(), UNBROKEN.roundedKeys())).isZero();
+        FoldBiasRun broken = run(new TowardZeroRounding());
+        assertThat(Checks.keysReallyRounded(FoldBiasMetrics.of(broken))).as("old check").isTrue();
+        assertThat(RoundingCheck.offNearest(broken.foldedKeys(), broken.roundedKeys())).isPositive();
+    }
+
+    /** The CPU backend with every other op passed through (its name routes the rank-one fold to the CPU twin). */
+    private abstract static class CpuDecorator implements Backend {
+        @Override
+        public String name() {
+            return CpuBackend.INSTANCE.name();
+        }
+
+        @Override
+        public String device() {
+            return "mutant";
+        }
+
+        @Override
+        public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
+            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
+        }
+
+        @Override
+        public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
+            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
+        }
+
+        @Override
+        public double[] roundToHalf(double[] x) {
+            return CpuBackend.INSTANCE.roundToHalf(x);
+        }
+
+        @Override
+        public double[] roundToBfloat16(double[] x) {
+            return CpuBackend.INSTANCE.roundToBfloat16(x);
+        }
+    }
+
+    /** fp64 attention on queries scaled by a factor: every logit off by that factor. */
+    private static final class SkewedAttention extends CpuDecorator {
+        private final double factor;
+
+        SkewedAttention(double factor) {
+            this.factor = factor;
+        }
+
+        @Override
+        public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
+            return CpuBackend.INSTANCE.attention(s, Dense.scaled(q, factor), k, v, bias);
+        }
+    }
+
+    /** fp16 rounding toward zero: the nearest value, stepped one fp16 ulp toward zero where it rounded away. */
+    private static final class TowardZeroRounding extends CpuDecorator {
+        @Override
+        public double[] roundToHalf(double[] x) {
+            double[] out = CpuBackend.INSTANCE.roundToHalf(x);
+            for (int i = 0; i < x.length; i++) {
+                if (Math.abs(out[i]) > Math.abs(x[i])) {
+                    out[i] = HalfFloat.fromHalfBits((short) (HalfFloat.toHalfBits(out[i]) - 1));
+                }
+            }
+            return out;
+        }
+    }
+}
