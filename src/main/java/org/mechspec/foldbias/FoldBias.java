@@ -19,7 +19,7 @@ public final class FoldBias {
 
     /** A deliberately broken variant, for the mutant tests only. */
     FoldBias(Backend backend, Mutant mutant) {
-        this(backend, mutant, KeySelector.TOP_BY_MAX_WEIGHT, (p, delta) -> OutputBound.tv(p, delta, mutant));
+        this(backend, mutant, KeySelector.TOP_BY_MAX_WEIGHT, OutputBound::tv);
     }
 
     /** The mechanism with the given key selection and TV bound (the protocol's: TOP_BY_MAX_WEIGHT, OutputBound::tv). */

@@ -16,8 +16,6 @@ public enum Mutant {
     REFIT_ON_UNROUNDED_KEYS,
     /** The values are not refit after rounding: C_v' = C_v. */
     SKIP_VALUE_REFIT,
-    /** The output bound forgets Pinsker's square root: T = min(tanh(osc/4), KL/2). */
-    PINSKER_WITHOUT_SQRT,
     /** The fold forgets the bias: K_f = C_k. */
     FOLD_DROPS_BIAS,
     /** Online use refits the values on the test queries after the cache was frozen. */

@@ -17,13 +17,7 @@ final class OutputBound {
      * @param delta δ_j = logit of the folded-rounded path − logit of the biased path [keys]
      */
     static double tv(double[] p, double[] delta) {
-        return tv(p, delta, Mutant.NONE);
-    }
-
-    static double tv(double[] p, double[] delta, Mutant mutant) {
-        double kl = kl(p, delta);
-        double pinsker = mutant == Mutant.PINSKER_WITHOUT_SQRT ? kl / 2 : StrictMath.sqrt(kl / 2);
-        return Math.min(tanhTerm(delta), pinsker);
+        return Math.min(tanhTerm(delta), StrictMath.sqrt(kl(p, delta) / 2));
     }
 
     /** tanh(osc(δ)/4), osc = max δ − min δ. */

@@ -86,6 +86,10 @@ final class QuadraticForm {
     }
 
     /** M of every head, concatenated ([heads, side, side]) as the kernels take it. */
+    static double[] gramAll(double[][] lPerHead, int side) {
+        return gramAll(lPerHead, side, Mutant.NONE);
+    }
+
     static double[] gramAll(double[][] lPerHead, int side, Mutant mutant) {
         double[] out = new double[lPerHead.length * side * side];
         for (int h = 0; h < lPerHead.length; h++) {

@@ -18,7 +18,7 @@ record RoundingAgreement(double dense32, double recurrent32, double dense64, dou
 
     static RoundingAgreement measure(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
         QuadraticAttentionShape shape = s.shape(groupCount);
-        double[] m = QuadraticForm.gramAll(l, groupCount + 1, Mutant.NONE);
+        double[] m = QuadraticForm.gramAll(l, groupCount + 1);
         float[] m32 = FloatArrays.narrow(m);
         float[] q32 = FloatArrays.narrow(s.q());
         float[] k32 = FloatArrays.narrow(s.k());

@@ -7,6 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.CpuBackendDecorator;
 import org.mechspec.compute.HalfFloat;
 
 /**
@@ -148,41 +149,8 @@ class FoldBiasDefinitionMutantsTest {
         assertThat(RoundingCheck.offNearest(broken.foldedKeys(), broken.roundedKeys())).isPositive();
     }
 
-    /** The CPU backend with every other op passed through (its name routes the rank-one fold to the CPU twin). */
-    private abstract static class CpuDecorator implements Backend {
-        @Override
-        public String name() {
-            return CpuBackend.INSTANCE.name();
-        }
-
-        @Override
-        public String device() {
-            return "mutant";
-        }
-
-        @Override
-        public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
-        }
-
-        @Override
-        public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
-            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
-        }
-
-        @Override
-        public double[] roundToHalf(double[] x) {
-            return CpuBackend.INSTANCE.roundToHalf(x);
-        }
-
-        @Override
-        public double[] roundToBfloat16(double[] x) {
-            return CpuBackend.INSTANCE.roundToBfloat16(x);
-        }
-    }
-
     /** fp64 attention on queries scaled by a factor: every logit off by that factor. */
-    private static final class SkewedAttention extends CpuDecorator {
+    private static final class SkewedAttention extends CpuBackendDecorator {
         private final double factor;
 
         SkewedAttention(double factor) {
@@ -196,7 +164,7 @@ class FoldBiasDefinitionMutantsTest {
     }
 
     /** fp16 rounding toward zero: the nearest value, stepped one fp16 ulp toward zero where it rounded away. */
-    private static final class TowardZeroRounding extends CpuDecorator {
+    private static final class TowardZeroRounding extends CpuBackendDecorator {
         @Override
         public double[] roundToHalf(double[] x) {
             double[] out = CpuBackend.INSTANCE.roundToHalf(x);

@@ -68,7 +68,11 @@ class FoldBiasMutantsTest {
     void pinskerWithoutSquareRootIsNotABound() {
         double t = threshold("same_value_output_error_bound");
         assertThat(Checks.outputErrorBounded(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.outputErrorBounded(metrics(Mutant.PINSKER_WITHOUT_SQRT), t)).isFalse();
+        // Broken through the TV-bound seam: T = min(tanh(osc/4), KL/2), Pinsker without its square root.
+        TvBound noSqrt = (p, delta) -> Math.min(OutputBound.tanhTerm(delta), OutputBound.kl(p, delta) / 2);
+        FoldBiasMetrics broken = FoldBiasMetrics.of(new FoldBias(CpuBackend.INSTANCE, KeySelector.TOP_BY_MAX_WEIGHT, noSqrt)
+                .run(FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED)));
+        assertThat(Checks.outputErrorBounded(broken, t)).isFalse();
     }
 
     @Test

@@ -8,45 +8,13 @@ import org.junit.jupiter.api.Test;
 import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.CpuBackendDecorator;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
 
 /** Each platform check reports false on a deliberately broken mechanism. */
 @Tag("kernels")
 class KernelMutantsTest {
-
-    /** A backend that delegates to the CPU one except for what a mutant breaks. */
-    private abstract static class MutantBackend implements Backend {
-        @Override
-        public String name() {
-            return "mutant";
-        }
-
-        @Override
-        public String device() {
-            return "mutant";
-        }
-
-        @Override
-        public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
-        }
-
-        @Override
-        public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
-            return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
-        }
-
-        @Override
-        public double[] roundToHalf(double[] x) {
-            return CpuBackend.INSTANCE.roundToHalf(x);
-        }
-
-        @Override
-        public double[] roundToBfloat16(double[] x) {
-            return CpuBackend.INSTANCE.roundToBfloat16(x);
-        }
-    }
 
     @Test
     void correctCpuBackendPassesEveryCheck() {
@@ -66,7 +34,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantFp16ThroughFloatDoubleRoundsAndFails() {
-        Backend viaFloat = new MutantBackend() {
+        Backend viaFloat = new CpuBackendDecorator() {
             @Override
             public double[] roundToHalf(double[] x) {
                 double[] out = new double[x.length];
@@ -82,7 +50,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantBf16TruncationFails() {
-        Backend truncates = new MutantBackend() {
+        Backend truncates = new CpuBackendDecorator() {
             @Override
             public double[] roundToBfloat16(double[] x) {
                 double[] out = new double[x.length];
@@ -98,7 +66,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantFp16TiesAwayFromZeroFails() {
-        Backend tiesAway = new MutantBackend() {
+        Backend tiesAway = new CpuBackendDecorator() {
             @Override
             public double[] roundToHalf(double[] x) {
                 double[] out = CpuBackend.INSTANCE.roundToHalf(x);
@@ -118,7 +86,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantAttentionDropsLastKeyFailsBothRules() {
-        Backend dropsLastKey = new MutantBackend() {
+        Backend dropsLastKey = new CpuBackendDecorator() {
             @Override
             public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
                 return CpuBackend.INSTANCE.attention(shrink(s), q, trim(k, s, s.headDim()), trim(v, s, s.valueDim()), trimBias(bias, s));
@@ -143,7 +111,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantAttentionLeavesOutputUnwrittenFails() {
-        Backend unwritten = new MutantBackend() {
+        Backend unwritten = new CpuBackendDecorator() {
             @Override
             public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
                 float[] out = CpuBackend.INSTANCE.attention(s, q, k, v, bias);
@@ -158,7 +126,7 @@ class KernelMutantsTest {
 
     @Test
     void mutantAttentionFp64ComputedInFp32FailsFp64Rule() {
-        Backend lowPrecision = new MutantBackend() {
+        Backend lowPrecision = new CpuBackendDecorator() {
             @Override
             public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
                 float[] out = CpuBackend.INSTANCE.attention(s, FloatArrays.narrow(q), FloatArrays.narrow(k), FloatArrays.narrow(v), bias == null ? null : FloatArrays.narrow(bias));
