@@ -5,12 +5,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.function.Supplier;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.mechspec.compute.Backend;
 
 /**
  * One seeded invocation of a contract: the seed, the backend to run on, and where its measurements go.
  * Only manifest-declared metrics are accepted, and only finite numbers: an artifact never holds a NaN.
  * The {@link ContractExtension} publishes what was recorded as a report entry when the invocation ends.
+ * Work every check of a seed needs (the protocol run) is computed once per test launch through {@link #shared}.
  */
 public final class SeedRun {
     /** Report-entry key of a seeded invocation's record. */
@@ -24,13 +27,31 @@ public final class SeedRun {
     private final Map<String, Object> metrics = new LinkedHashMap<>();
     private final Map<String, Object> runtime = new LinkedHashMap<>();
     private final Map<String, String> datasets = new LinkedHashMap<>();
+    private final ExtensionContext.Store launch;
 
-    public SeedRun(Manifest manifest, String check, long seed, Backend backend) {
+    /**
+     * @param launch where {@link #shared} values live: the root store of the launch running the contract (so a new
+     *               launch, e.g. each of PIT's mutants, computes them afresh); null computes every time
+     */
+    public SeedRun(Manifest manifest, String check, long seed, Backend backend, ExtensionContext.Store launch) {
         manifest.check(check);
         this.manifest = manifest;
         this.check = check;
         this.seed = seed;
         this.backend = backend;
+        this.launch = launch;
+    }
+
+    /**
+     * The value named {@code name} for this paper, backend and seed, computed by {@code compute} at most once per
+     * launch and shared by every check of the seed. A failure (a skip for missing data, say) is remembered too.
+     */
+    public <T> T shared(String name, Class<T> type, Supplier<T> compute) {
+        if (launch == null) {
+            return compute.get();
+        }
+        String key = manifest.paper() + "/" + backend.name() + "/" + seed + "/" + name;
+        return launch.getOrComputeIfAbsent(key, k -> compute.get(), type);
     }
 
     public long seed() {

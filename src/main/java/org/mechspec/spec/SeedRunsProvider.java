@@ -28,10 +28,11 @@ public final class SeedRunsProvider implements ArgumentsProvider {
         Manifest manifest = ManifestLoader.forPaper(contract.paper());
         manifest.check(contract.check());
         List<Backend> backends = Backends.forContract(seeded.gpu());
+        ExtensionContext.Store launch = context.getRoot().getStore(ExtensionContext.Namespace.create(SeedRun.class));
         List<Arguments> out = new ArrayList<>();
         for (Backend backend : backends) {
             for (long seed : selectedSeeds(manifest)) {
-                out.add(Arguments.of(new SeedRun(manifest, contract.check(), seed, backend)));
+                out.add(Arguments.of(new SeedRun(manifest, contract.check(), seed, backend, launch)));
             }
         }
         return out.stream();

@@ -2,8 +2,6 @@ package org.mechspec.foldbias;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BiPredicate;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Tag;
@@ -24,7 +22,6 @@ import org.mechspec.spec.Seeded;
 @Tag("fold-bias")
 class FoldBiasContracts {
     static final String PAPER = "fold-bias";
-    private static final Map<String, Measured> PROTOCOL_RUNS = new ConcurrentHashMap<>();
 
     /** One protocol run: what it produced, how long it took, and the fingerprint of its inputs. */
     record Measured(FoldBiasRun run, FoldBiasMetrics metrics, double elapsedSeconds, String inputsSha256) {
@@ -32,7 +29,7 @@ class FoldBiasContracts {
 
     /** The protocol for this (backend, seed), run once and shared by every seeded check. */
     static Measured protocol(SeedRun run) {
-        return PROTOCOL_RUNS.computeIfAbsent(run.backend().name() + "/" + run.seed(), key -> {
+        return run.shared("protocol", Measured.class, () -> {
             long start = System.nanoTime();
             FoldBiasInputs inputs = FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, run.seed());
             FoldBiasRun result = new FoldBias(run.backend()).run(inputs);

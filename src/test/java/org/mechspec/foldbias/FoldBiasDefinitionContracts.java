@@ -2,8 +2,6 @@ package org.mechspec.foldbias;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
@@ -21,7 +19,6 @@ import org.mechspec.spec.Seeded;
 @Tag("fold-bias")
 class FoldBiasDefinitionContracts {
     private static final String PAPER = FoldBiasContracts.PAPER;
-    private static final Map<String, Double> ARBITRARY = new ConcurrentHashMap<>();
 
     private static FoldBiasInputs inputs(SeedRun run) {
         return FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, run.seed());
@@ -44,7 +41,7 @@ class FoldBiasDefinitionContracts {
 
     /** The smallest arbitrary-selection error for this (backend, seed), computed once. */
     static double arbitraryError(SeedRun run) {
-        return ARBITRARY.computeIfAbsent(run.backend().name() + "/" + run.seed(), key ->
+        return run.shared("arbitrary-selection-error", Double.class, () ->
                 FidelityCheck.arbitrarySelectionError(run.backend(), inputs(run),
                         afterInputs(FoldBiasConfig.PROTOCOL, run.seed()), FidelityCheck.ARBITRARY_SELECTIONS));
     }

@@ -7,6 +7,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 
@@ -15,12 +16,14 @@ import org.mechspec.compute.Rng;
  * predicate report false at the manifest threshold, while the unmutated mechanism passes it.
  */
 @Tag("fold-bias")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FoldBiasMutantsTest {
     private static final long SEED = 42;
-    private static final Map<Mutant, FoldBiasMetrics> RUNS = new EnumMap<>(Mutant.class);
+    /** One run per mutant, held by this class's instance, so every launch computes its own. */
+    private final Map<Mutant, FoldBiasMetrics> runs = new EnumMap<>(Mutant.class);
 
-    private static synchronized FoldBiasMetrics metrics(Mutant mutant) {
-        return RUNS.computeIfAbsent(mutant, m -> FoldBiasMetrics.of(
+    private synchronized FoldBiasMetrics metrics(Mutant mutant) {
+        return runs.computeIfAbsent(mutant, m -> FoldBiasMetrics.of(
                 new FoldBias(CpuBackend.INSTANCE, m).run(FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED))));
     }
 

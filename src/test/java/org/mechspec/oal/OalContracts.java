@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
@@ -40,48 +39,29 @@ import org.mechspec.spec.Seeded;
 @Tag("oal")
 class OalContracts {
     private static final String PAPER = "oal";
-    private static final Map<String, OalRun> RUNS = new ConcurrentHashMap<>();
     private static final int ADAPTATION_ROWS = BlockRoles.ADAPTATION * (OalProtocol.SEQUENCE_LENGTH - 1);
 
-    private static Qwen2Model fixtureModel;
-    private static byte[] validationBytes;
-    private static byte[] testBytes;
-
-    /** The fixture model, loaded once (a missing fixture skips, and is retried by the next invocation). */
-    private static synchronized Qwen2Model model() {
-        if (fixtureModel == null) {
-            fixtureModel = OalFixture.load(ManifestLoader.forPaper(PAPER));
-        }
-        return fixtureModel;
-    }
-
-    /** The data, read and verified once (absent data skips the seeded run with a message). */
-    private static synchronized byte[] validation() {
-        if (validationBytes == null) {
-            validationBytes = WikiText2.VALIDATION.bytes();
-        }
-        return validationBytes;
-    }
-
-    private static synchronized byte[] test() {
-        if (testBytes == null) {
-            testBytes = WikiText2.TEST.bytes();
-        }
-        return testBytes;
-    }
-
-    /** The protocol run of this (backend, seed), computed once and shared by every seeded check. */
+    /**
+     * The protocol run of this (backend, seed), computed once per launch and shared by every seeded check. A missing
+     * fixture or dataset skips with a message.
+     */
     private static OalRun protocol(SeedRun run) {
-        String key = run.backend().name() + "/" + run.seed();
-        OalRun r = RUNS.get(key);
-        if (r == null) {
-            r = OalProtocol.run(run.seed(), run.backend(), model(), validation(), test());
-            RUNS.put(key, r);
-        }
+        OalRun r = run.shared("protocol", OalRun.class,
+                () -> OalProtocol.run(run.seed(), run.backend(), model(run), validation(run), WikiText2.TEST.bytes()));
         run.dataset(WikiText2.VALIDATION.relativePath(), WikiText2.VALIDATION.sha256());
         run.dataset(WikiText2.TEST.relativePath(), WikiText2.TEST.sha256());
         run.runtime("protocol_seconds", r.elapsedSeconds());
         return r;
+    }
+
+    /** The fixture model, loaded once per launch. */
+    private static Qwen2Model model(SeedRun run) {
+        return run.shared("fixture-model", Qwen2Model.class, () -> OalFixture.load(ManifestLoader.forPaper(PAPER)));
+    }
+
+    /** The validation split, read and verified once per launch. */
+    private static byte[] validation(SeedRun run) {
+        return run.shared("validation-bytes", byte[].class, WikiText2.VALIDATION::bytes);
     }
 
     private static double fp64Threshold(SeedRun run) {
@@ -238,7 +218,7 @@ class OalContracts {
     @Seeded
     void groupingIsDeterministic(SeedRun run) {
         OalRun r = protocol(run);
-        LayerSamples fresh = OalProtocol.samples(model(), new ByteBlocks(validation(), OalProtocol.SEQUENCE_LENGTH),
+        LayerSamples fresh = OalProtocol.samples(model(run), new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH),
                 r.roles().grouping(), new BlockLedger(), Phase.GROUPING, Split.VALIDATION);
         double[] c = Grouping.contributions(fresh);
         int[] groups = Grouping.assign(c, fresh.heads(), fresh.headDim());
@@ -349,7 +329,7 @@ class OalContracts {
     void convertedLayerIsCalibratedOal(SeedRun run) {
         OalRun r = protocol(run);
         DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(r.adapted().converted(),
-                new ByteBlocks(validation(), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.groups(),
+                new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.groups(),
                 Grouping.GROUPS, r.oalFactors());
         run.metric("converted_layer_max_error", e.maxError()).metric("converted_layer_bound_ratio", e.boundRatio());
         assertThat(e.holds()).as("%s", e).isTrue();

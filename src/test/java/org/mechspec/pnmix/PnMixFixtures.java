@@ -4,8 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
@@ -14,15 +12,14 @@ import org.mechspec.spec.SeedRun;
 
 /** Shared inputs of the pn-mix tests: the per-(backend, seed) protocol result, small configs, random rows. */
 final class PnMixFixtures {
-    private static final Map<String, PnMixExperiment> RUNS = new ConcurrentHashMap<>();
 
     private PnMixFixtures() {
     }
 
     /** The seed's experiment on the run's backend, computed once; records the dataset and runtime figures. */
     static PnMixExperiment experiment(SeedRun run) {
-        PnMixExperiment e = RUNS.computeIfAbsent(run.backend().name() + "/" + run.seed(),
-                k -> PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE));
+        PnMixExperiment e = run.shared("experiment", PnMixExperiment.class,
+                () -> PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE));
         run.dataset(HamletTokens.FILE, e.datasetSha256());
         run.runtime("device_kind", run.backend().name());
         run.runtime("accelerator_model", run.backend().device());

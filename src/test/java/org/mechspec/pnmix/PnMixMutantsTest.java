@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
@@ -21,18 +22,20 @@ import org.mechspec.compute.PackedKvCache;
  * input. Inputs are synthetic (the pinned protocol over random printable bytes), so this runs without data.
  */
 @Tag("pn-mix")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PnMixMutantsTest {
     private static final long SEED = 42;
     private static final PnMixConfig PINNED = PnMixConfig.pinned();
-    private static final Map<Mutant, PnMixResult> RUNS = new EnumMap<>(Mutant.class);
+    /** One run per mutant, held by this class's instance, so every launch computes its own. */
+    private final Map<Mutant, PnMixResult> runs = new EnumMap<>(Mutant.class);
     private static final double TIGHT = 1e-12;
 
     private static Projections truth(Mutant m) {
         return PnMixFixtures.syntheticTruth(PINNED, SEED, PnMixProtocol.effectiveLayout(PINNED, m));
     }
 
-    private static synchronized PnMixResult run(Mutant m) {
-        return RUNS.computeIfAbsent(m, k -> run(k, new CpuPackedCacheOps(), truth(k)));
+    private synchronized PnMixResult run(Mutant m) {
+        return runs.computeIfAbsent(m, k -> run(k, new CpuPackedCacheOps(), truth(k)));
     }
 
     private static PnMixResult run(Mutant m, PackedCacheOps ops, Projections truth) {

@@ -62,7 +62,7 @@ class ManifestLoaderTest {
 
     @Test
     void seedRunRejectsUndeclaredAndNonFiniteMetrics() {
-        SeedRun run = new SeedRun(ManifestLoader.parse("demo.json", VALID), "c", 42, org.mechspec.compute.CpuBackend.INSTANCE);
+        SeedRun run = new SeedRun(ManifestLoader.parse("demo.json", VALID), "c", 42, org.mechspec.compute.CpuBackend.INSTANCE, null);
         assertThatThrownBy(() -> run.metric("undeclared", 1.0)).hasMessageContaining("metric 'undeclared' is not declared");
         assertThatThrownBy(() -> run.metric("m", Double.NaN)).hasMessageContaining("must be finite");
         run.metric("m", 1.0);
