@@ -9,7 +9,7 @@ import org.mechspec.compute.CpuBackend;
 /** Bad input gets a clear exception naming the cause, never a NaN metric. */
 @Tag("fold-bias")
 class FoldBiasBadInputTest {
-    private static final FoldBiasConfig SMALL = new FoldBiasConfig(4, 8, 4, 6, 2, 0.5, 1e-3);
+    private final FoldBiasConfig small = new FoldBiasConfig(4, 8, 4, 6, 2, 0.5, 1e-3);
 
     private static FoldBiasInputs withReference(FoldBiasInputs in, double[] reference) {
         return new FoldBiasInputs(in.config(), reference, in.testQueries(), in.keys(), in.values());
@@ -17,7 +17,7 @@ class FoldBiasBadInputTest {
 
     @Test
     void nanInReferenceQueriesIsNamed() {
-        FoldBiasInputs in = FoldBiasInputs.draw(SMALL, 1);
+        FoldBiasInputs in = FoldBiasInputs.draw(small, 1);
         double[] q = in.referenceQueries();
         q[5] = Double.NaN;
         assertThatThrownBy(() -> withReference(in, q))
@@ -26,28 +26,28 @@ class FoldBiasBadInputTest {
 
     @Test
     void infinityInTestQueriesIsNamed() {
-        FoldBiasInputs in = FoldBiasInputs.draw(SMALL, 1);
+        FoldBiasInputs in = FoldBiasInputs.draw(small, 1);
         double[] q = in.testQueries();
         q[0] = Double.NEGATIVE_INFINITY;
-        assertThatThrownBy(() -> new FoldBiasInputs(SMALL, in.referenceQueries(), q, in.keys(), in.values()))
+        assertThatThrownBy(() -> new FoldBiasInputs(small, in.referenceQueries(), q, in.keys(), in.values()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("test queries[0] is -Infinity");
     }
 
     @Test
     void infinityInKeysIsNamed() {
-        FoldBiasInputs in = FoldBiasInputs.draw(SMALL, 1);
+        FoldBiasInputs in = FoldBiasInputs.draw(small, 1);
         double[] k = in.keys();
         k[7] = Double.POSITIVE_INFINITY;
-        assertThatThrownBy(() -> new FoldBiasInputs(SMALL, in.referenceQueries(), in.testQueries(), k, in.values()))
+        assertThatThrownBy(() -> new FoldBiasInputs(small, in.referenceQueries(), in.testQueries(), k, in.values()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keys[7] is Infinity");
     }
 
     @Test
     void nanInKeysIsNamed() {
-        FoldBiasInputs in = FoldBiasInputs.draw(SMALL, 1);
+        FoldBiasInputs in = FoldBiasInputs.draw(small, 1);
         double[] k = in.keys();
         k[3] = Double.NaN;
-        assertThatThrownBy(() -> new FoldBiasInputs(SMALL, in.referenceQueries(), in.testQueries(), k, in.values()))
+        assertThatThrownBy(() -> new FoldBiasInputs(small, in.referenceQueries(), in.testQueries(), k, in.values()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keys[3] is NaN");
     }
 
@@ -73,8 +73,8 @@ class FoldBiasBadInputTest {
 
     @Test
     void mismatchedShapesAreRejected() {
-        FoldBiasInputs in = FoldBiasInputs.draw(SMALL, 1);
-        assertThatThrownBy(() -> new FoldBiasInputs(SMALL, in.referenceQueries(), in.testQueries(), new double[5],
+        FoldBiasInputs in = FoldBiasInputs.draw(small, 1);
+        assertThatThrownBy(() -> new FoldBiasInputs(small, in.referenceQueries(), in.testQueries(), new double[5],
                 in.values())).isInstanceOf(IllegalArgumentException.class).hasMessageContaining("keys has 5 elements");
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
@@ -17,10 +18,12 @@ import org.mechspec.compute.HalfFloat;
  * mechanism with itself, the test also shows that check still passes the broken mechanism.
  */
 @Tag("fold-bias")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FoldBiasDefinitionMutantsTest {
     private static final long SEED = 42;
-    private static final FoldBiasInputs IN = FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED);
-    private static final FoldBiasRun UNBROKEN = new FoldBias(CpuBackend.INSTANCE).run(IN);
+    /** Computed per test instance (not in a static initializer), so a relaunch against a mutant recomputes it. */
+    private final FoldBiasInputs in = FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED);
+    private final FoldBiasRun unbroken = new FoldBias(CpuBackend.INSTANCE).run(in);
 
     /** The survivor: the sort deleted from the selection, so the compaction keeps keys 0..t−1. */
     private static final KeySelector FIRST_KEYS = (weights, queries, keys, t) -> {
@@ -31,30 +34,30 @@ class FoldBiasDefinitionMutantsTest {
         return first;
     };
 
-    private static FoldBiasRun run(KeySelector selection, TvBound bound) {
-        return new FoldBias(CpuBackend.INSTANCE, selection, bound).run(IN);
+    private FoldBiasRun run(KeySelector selection, TvBound bound) {
+        return new FoldBias(CpuBackend.INSTANCE, selection, bound).run(in);
     }
 
-    private static FoldBiasRun run(Backend backend) {
-        return new FoldBias(backend).run(IN);
+    private FoldBiasRun run(Backend backend) {
+        return new FoldBias(backend).run(in);
     }
 
     @Test
     void firstKeysAreNotTheTopWeightKeys() {
-        assertThat(SelectionCheck.of(IN, UNBROKEN.compaction().selected()).holds()).isTrue();
-        SelectionCheck.Result broken = SelectionCheck.of(IN, run(FIRST_KEYS, OutputBound::tv).compaction().selected());
+        assertThat(SelectionCheck.of(in, unbroken.compaction().selected()).holds()).isTrue();
+        SelectionCheck.Result broken = SelectionCheck.of(in, run(FIRST_KEYS, OutputBound::tv).compaction().selected());
         assertThat(broken.mismatches()).isPositive();
         assertThat(broken.holds()).isFalse();
     }
 
     @Test
     void firstKeysAreNoMoreFaithfulThanArbitraryKeys() {
-        double arbitrary = FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, IN,
+        double arbitrary = FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, in,
                 FoldBiasDefinitionContracts.afterInputs(FoldBiasConfig.PROTOCOL, SEED), FidelityCheck.ARBITRARY_SELECTIONS);
         FoldBiasRun first = run(FIRST_KEYS, OutputBound::tv);
-        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(IN, UNBROKEN.deployedOutputs()), arbitrary).holds())
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, unbroken.deployedOutputs()), arbitrary).holds())
                 .isTrue();
-        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(IN, first.deployedOutputs()), arbitrary).holds())
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, first.deployedOutputs()), arbitrary).holds())
                 .isFalse();
         assertThat(Checks.outputErrorBounded(FoldBiasMetrics.of(first), FoldBiasContracts.threshold(
                 "same_value_output_error_bound"))).as("the old checks pass the first-t cache").isTrue();
@@ -63,44 +66,44 @@ class FoldBiasDefinitionMutantsTest {
     /** The survivor: a Pinsker term twice too large still leaves slack ≥ 0; so does a bound half as large here. */
     @Test
     void loosePinskerTermAndTooTightBoundDifferFromTheDefinition() {
-        assertThat(BoundCheck.of(UNBROKEN, IN.testQueries()).holds()).isTrue();
+        assertThat(BoundCheck.of(unbroken, in.testQueries()).holds()).isTrue();
         FoldBiasRun loose = run(KeySelector.TOP_BY_MAX_WEIGHT,
                 (p, delta) -> Math.min(OutputBound.tanhTerm(delta), 2 * StrictMath.sqrt(OutputBound.kl(p, delta) / 2)));
         FoldBiasRun tight = run(KeySelector.TOP_BY_MAX_WEIGHT, (p, delta) -> OutputBound.tv(p, delta) / 2);
         double slack = FoldBiasContracts.threshold("same_value_output_error_bound");
         for (FoldBiasRun broken : new FoldBiasRun[] {loose, tight}) {
             assertThat(Checks.outputErrorBounded(FoldBiasMetrics.of(broken), slack)).as("old slack check").isTrue();
-            assertThat(BoundCheck.of(broken, IN.testQueries()).holds()).isFalse();
+            assertThat(BoundCheck.of(broken, in.testQueries()).holds()).isFalse();
         }
     }
 
     /** u fitted with twice the ridge weight still meets its constraint and its own closed form, not the definition. */
     @Test
     void foldDirectionOfAnotherObjectiveIsNotTheMinimizer() {
-        assertThat(FoldDirectionCheck.of(IN, UNBROKEN.direction()).holds()).isTrue();
-        FoldBiasConfig c = IN.config();
+        assertThat(FoldDirectionCheck.of(in, unbroken.direction()).holds()).isTrue();
+        FoldBiasConfig c = in.config();
         FoldBiasConfig doubled = new FoldBiasConfig(c.d(), c.n(), c.t(), c.referenceQueries(), c.testQueries(),
                 c.querySpread(), 2 * c.lambda());
-        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(doubled, IN.referenceQueries(),
-                IN.testQueries(), IN.keys(), IN.values()));
+        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(doubled, in.referenceQueries(),
+                in.testQueries(), in.keys(), in.values()));
         FoldBiasMetrics m = FoldBiasMetrics.of(broken);
         assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
         assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
                 .isTrue();
-        assertThat(FoldDirectionCheck.of(IN, broken.direction()).holds()).isFalse();
+        assertThat(FoldDirectionCheck.of(in, broken.direction()).holds()).isFalse();
     }
 
     /** u fitted to queries scaled by 2 (A off by that factor) passes the older checks, which read A from the run. */
     @Test
     void foldDirectionOfMisScaledQueriesMissesTheConstraint() {
-        double[] doubled = Dense.scaled(IN.referenceQueries(), 2.0);
-        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(IN.config(), doubled,
-                IN.testQueries(), IN.keys(), IN.values()));
+        double[] doubled = Dense.scaled(in.referenceQueries(), 2.0);
+        FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(in.config(), doubled,
+                in.testQueries(), in.keys(), in.values()));
         FoldBiasMetrics m = FoldBiasMetrics.of(broken);
         assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
                 .isTrue();
         assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
-        FoldDirectionCheck.Result f = FoldDirectionCheck.of(IN, broken.direction());
+        FoldDirectionCheck.Result f = FoldDirectionCheck.of(in, broken.direction());
         assertThat(f.constraintError()).isGreaterThan(f.constraintTolerance());
         assertThat(f.holds()).isFalse();
     }
@@ -111,12 +114,12 @@ class FoldBiasDefinitionMutantsTest {
      */
     @Test
     void nnlsOnUnshiftedScoresMissesTheDefinition() {
-        Compaction comp = UNBROKEN.compaction();
-        assertThat(NnlsCheck.of(IN, comp.selected(), comp.weights()).holds()).isTrue();
-        FoldBiasConfig c = IN.config();
+        Compaction comp = unbroken.compaction();
+        assertThat(NnlsCheck.of(in, comp.selected(), comp.weights()).holds()).isTrue();
+        FoldBiasConfig c = in.config();
         int m = c.referenceQueries();
         int t = comp.selected().length;
-        double[] s = Dense.scaled(Dense.timesTransposed(IN.referenceQueries(), m, c.d(), IN.keys(), c.n()), c.scale());
+        double[] s = Dense.scaled(Dense.timesTransposed(in.referenceQueries(), m, c.d(), in.keys(), c.n()), c.scale());
         double[] e = new double[s.length];
         double[] b = new double[m];
         for (int i = 0; i < s.length; i++) {
@@ -127,23 +130,23 @@ class FoldBiasDefinitionMutantsTest {
         double[] w = Nnls.solve(eSel, m, t, b);
         assertThat(Nnls.kktViolation(eSel, m, t, b, w)).as("older check's figure")
                 .isLessThanOrEqualTo(FoldBiasContracts.threshold("nnls_kkt_conditions"));
-        assertThat(NnlsCheck.of(IN, comp.selected(), w).holds()).isFalse();
+        assertThat(NnlsCheck.of(in, comp.selected(), w).holds()).isFalse();
     }
 
     /** Attention with logits 1e-6 too large: the refit solves its own (wrong) X_h and Y exactly, not the definition's. */
     @Test
     void refitOnSkewedAttentionMissesTheDefinition() {
-        assertThat(RefitCheck.of(IN, UNBROKEN).holds()).isTrue();
+        assertThat(RefitCheck.of(in, unbroken).holds()).isTrue();
         FoldBiasRun broken = run(new SkewedAttention(1 + 1e-6));
         assertThat(Checks.valueNormalEquations(FoldBiasMetrics.of(broken),
                 FoldBiasContracts.threshold("rounded_value_fit_normal_equations"))).as("old check").isTrue();
-        assertThat(RefitCheck.of(IN, broken).holds()).isFalse();
+        assertThat(RefitCheck.of(in, broken).holds()).isFalse();
     }
 
     /** fp16 rounding toward zero: still on the grid and still changing K_f, but not the nearest value. */
     @Test
     void roundingTowardZeroIsNotNearest() {
-        assertThat(RoundingCheck.offNearest(UNBROKEN.foldedKeys(), UNBROKEN.roundedKeys())).isZero();
+        assertThat(RoundingCheck.offNearest(unbroken.foldedKeys(), unbroken.roundedKeys())).isZero();
         FoldBiasRun broken = run(new TowardZeroRounding());
         assertThat(Checks.keysReallyRounded(FoldBiasMetrics.of(broken))).as("old check").isTrue();
         assertThat(RoundingCheck.offNearest(broken.foldedKeys(), broken.roundedKeys())).isPositive();

@@ -9,7 +9,9 @@ import org.mechspec.compute.Rng;
  * its keys and by the queries of its group, the situation pair saliency is meant for. Values are N(0,1).
  */
 final class PlantedPairs {
-    static final PnMixConfig CONFIG = PnMixFixtures.small(4, 2, 16, 4, 16, 52, 20, 3, 1, 2);
+    static PnMixConfig config() {
+        return PnMixFixtures.small(4, 2, 16, 4, 16, 52, 20, 3, 1, 2);
+    }
 
     private PlantedPairs() {
     }
@@ -19,7 +21,7 @@ final class PlantedPairs {
     }
 
     static PnMixExperiment experiment(long seed, Mutant mutant) {
-        PnMixConfig c = CONFIG;
+        PnMixConfig c = config();
         Rng rng = new Rng(seed);
         int d = c.headDim();
         int n = c.totalTokens();

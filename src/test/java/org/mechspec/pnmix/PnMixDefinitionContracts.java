@@ -178,7 +178,7 @@ class PnMixDefinitionContracts {
                 });
         // End to end: the experiment's masks continue the seed's stream after the layer.
         qt().withExamples(4).forAll(longs().all()).checkAssert(seed -> {
-            PnMixConfig c = PlantedPairs.CONFIG;
+            PnMixConfig c = PlantedPairs.config();
             PnMixExperiment e = PnMixExperiment.run(seed, PnMixFixtures.syntheticTokens(seed + 1, c.totalTokens()), "synthetic", c,
                     CpuBackend.INSTANCE, Mutant.NONE);
             assertThat(StreamChecks.randomMaskMismatches(masks(e), seed, c)).isZero();

@@ -6,6 +6,7 @@ import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.PackedAttention;
@@ -20,14 +21,16 @@ import org.mechspec.compute.Rng;
  * projections it would produce, broken mask draws, decorators over the backend ops, broken intermediates.
  */
 @Tag("pn-mix")
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PnMixDefinitionMutantsTest {
     private static final long SEED = 42;
-    private static final PnMixConfig PINNED = PnMixConfig.pinned();
-    private static final double THETA = PINNED.ropeTheta();
-    private static final Projections TRUTH = PnMixFixtures.syntheticTruth(PINNED, SEED, PairLayout.ADJACENT);
+    private final PnMixConfig pinned = PnMixConfig.pinned();
+    private final double theta = pinned.ropeTheta();
+    /** Computed per test instance (not in a static initializer), so a relaunch against a mutant recomputes it. */
+    private final Projections truth = PnMixFixtures.syntheticTruth(pinned, SEED, PairLayout.ADJACENT);
 
-    private static PnMixResult run(PackedCacheOps ops) {
-        return new PnMixProtocol(PINNED, ops, CpuBackend.INSTANCE, Mutant.NONE, true).run(TRUTH, KeyPlan.saliency());
+    private PnMixResult run(PackedCacheOps ops) {
+        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, Mutant.NONE, true).run(truth, KeyPlan.saliency());
     }
 
     // ---- RoPE ------------------------------------------------------------------------------------------------
@@ -37,7 +40,7 @@ class PnMixDefinitionMutantsTest {
         void apply(double[] x, int offset, int heads, int position);
     }
 
-    private static final Rotation ROPE = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, THETA, PairLayout.ADJACENT);
+    private final Rotation rope = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, theta, PairLayout.ADJACENT);
 
     /** The projections a layer with these rotations for q and k (and these pre-RoPE q) would produce. */
     private static Projections rotated(Projections p, double[] qPre, Rotation q, Rotation k) {
@@ -56,11 +59,11 @@ class PnMixDefinitionMutantsTest {
 
     @Test
     void queriesNeverRotatedBreakTheAnglesAndTheRelativePositionButKeepPairNorms() {
-        Projections broken = rotated(TRUTH, TRUTH.qPreRope(), (x, off, heads, pos) -> { }, ROPE);
-        assertThat(RopeChecks.rotation(TRUTH, THETA, PairLayout.ADJACENT).holds()).isTrue();
-        assertThat(RopeChecks.relativePosition(TRUTH, THETA, PairLayout.ADJACENT).holds()).isTrue();
-        assertThat(RopeChecks.rotation(broken, THETA, PairLayout.ADJACENT).holds()).isFalse();
-        assertThat(RopeChecks.relativePosition(broken, THETA, PairLayout.ADJACENT).holds()).isFalse();
+        Projections broken = rotated(truth, truth.qPreRope(), (x, off, heads, pos) -> { }, rope);
+        assertThat(RopeChecks.rotation(truth, theta, PairLayout.ADJACENT).holds()).isTrue();
+        assertThat(RopeChecks.relativePosition(truth, theta, PairLayout.ADJACENT).holds()).isTrue();
+        assertThat(RopeChecks.rotation(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
+        assertThat(RopeChecks.relativePosition(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
         // The survivor: the identity keeps every pair norm, so the invariance check alone passes it.
         assertThat(PnMixChecks.ropePairNormMaxError(broken, PairLayout.ADJACENT)).isLessThanOrEqualTo(1e-12);
     }
@@ -68,27 +71,27 @@ class PnMixDefinitionMutantsTest {
     @Test
     void aWrongBaseBreaksTheAnglesAndTheClosedForm() {
         // theta' = sqrt(theta) gives omega_i = theta^(-i/d) instead of theta^(-2i/d).
-        Rotation wrong = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, StrictMath.sqrt(THETA), PairLayout.ADJACENT);
-        Projections broken = rotated(TRUTH, TRUTH.qPreRope(), wrong, wrong);
-        assertThat(RopeChecks.rotation(broken, THETA, PairLayout.ADJACENT).holds()).isFalse();
-        assertThat(RopeChecks.relativePosition(broken, THETA, PairLayout.ADJACENT).holds()).isFalse();
+        Rotation wrong = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, StrictMath.sqrt(theta), PairLayout.ADJACENT);
+        Projections broken = rotated(truth, truth.qPreRope(), wrong, wrong);
+        assertThat(RopeChecks.rotation(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
+        assertThat(RopeChecks.relativePosition(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
         assertThat(PnMixChecks.ropePairNormMaxError(broken, PairLayout.ADJACENT)).isLessThanOrEqualTo(1e-12);
     }
 
     @Test
     void positionsOffByOneBreakTheAnglesThoughDotsStillDependOnlyOnTheDistance() {
-        Rotation late = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos + 1, THETA, PairLayout.ADJACENT);
-        Projections broken = rotated(TRUTH, TRUTH.qPreRope(), late, late);
-        assertThat(RopeChecks.rotation(broken, THETA, PairLayout.ADJACENT).holds()).isFalse();
-        assertThat(RopeChecks.relativePosition(broken, THETA, PairLayout.ADJACENT).holds()).isTrue();
+        Rotation late = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos + 1, theta, PairLayout.ADJACENT);
+        Projections broken = rotated(truth, truth.qPreRope(), late, late);
+        assertThat(RopeChecks.rotation(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
+        assertThat(RopeChecks.relativePosition(broken, theta, PairLayout.ADJACENT).holds()).isTrue();
     }
 
     @Test
     void queriesLeftInFp64BreakTheFp16Truth() {
-        Projections p = TRUTH;
+        Projections p = truth;
         Projections broken = new Projections(p.tokens(), p.queryHeads(), p.kvHeads(), p.headDim(), p.qPreRope(), p.kPreRope(),
                 p.qRope(), p.kRope(), p.qRope(), p.k(), p.v());
-        assertThat(RopeChecks.fp16TruthMismatches(TRUTH)).isZero();
+        assertThat(RopeChecks.fp16TruthMismatches(truth)).isZero();
         assertThat(RopeChecks.fp16TruthMismatches(broken)).isPositive();
     }
 
@@ -96,27 +99,27 @@ class PnMixDefinitionMutantsTest {
 
     @Test
     void unscaledQueryWeightsAndShiftedTokensBreakTheProjections() {
-        byte[] tokens = PnMixFixtures.syntheticTokens(SEED + 1, PINNED.totalTokens());
-        assertThat(StreamChecks.projectionMismatches(TRUTH, tokens, SEED, PINNED)).isZero();
+        byte[] tokens = PnMixFixtures.syntheticTokens(SEED + 1, pinned.totalTokens());
+        assertThat(StreamChecks.projectionMismatches(truth, tokens, SEED, pinned)).isZero();
         // W_q without its 1/16: q before RoPE 16x, rotated consistently, so the RoPE checks still pass.
-        double[] q16 = Arrays.stream(TRUTH.qPreRope()).map(x -> 16 * x).toArray();
-        Projections unscaled = rotated(TRUTH, q16, ROPE, ROPE);
-        assertThat(RopeChecks.rotation(unscaled, THETA, PairLayout.ADJACENT).holds()).isTrue();
-        assertThat(StreamChecks.projectionMismatches(unscaled, tokens, SEED, PINNED)).isPositive();
+        double[] q16 = Arrays.stream(truth.qPreRope()).map(x -> 16 * x).toArray();
+        Projections unscaled = rotated(truth, q16, rope, rope);
+        assertThat(RopeChecks.rotation(unscaled, theta, PairLayout.ADJACENT).holds()).isTrue();
+        assertThat(StreamChecks.projectionMismatches(unscaled, tokens, SEED, pinned)).isPositive();
         // An embedding lookup one row off.
         byte[] next = tokens.clone();
         for (int i = 0; i < next.length; i++) {
             next[i]++;
         }
-        Projections offByOne = new RandomRopeLayer(new Rng(SEED), PINNED).project(next);
-        assertThat(StreamChecks.projectionMismatches(offByOne, tokens, SEED, PINNED)).isPositive();
+        Projections offByOne = new RandomRopeLayer(new Rng(SEED), pinned).project(next);
+        assertThat(StreamChecks.projectionMismatches(offByOne, tokens, SEED, pinned)).isPositive();
     }
 
     // ---- random masks ------------------------------------------------------------------------------------------
 
     @Test
     void masksGivingLaterHeadsNoHighPairsOrABiasedShuffleBreakTheRandomMaskCheck() {
-        PnMixConfig c = PlantedPairs.CONFIG;
+        PnMixConfig c = PlantedPairs.config();
         PnMixExperiment e = PnMixExperiment.run(SEED, PnMixFixtures.syntheticTokens(SEED + 1, c.totalTokens()), "synthetic", c,
                 CpuBackend.INSTANCE, Mutant.NONE);
         PairMask[] masks = PnMixDefinitionContracts.masks(e);
@@ -185,7 +188,7 @@ class PnMixDefinitionMutantsTest {
         PnMixResult r = run(new DelegatingOps());
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, 1e-12)).isTrue();
         PnMixResult allChanged = Records.with(Records.with(Records.with(Records.with(r, "unchangedWindowQueries", 0),
-                "changedWindowQueries", PINNED.decodeTokens()), "unchangedWindowMaxDelta", 0.0), "changedWindowMaxDelta",
+                "changedWindowQueries", pinned.decodeTokens()), "unchangedWindowMaxDelta", 0.0), "changedWindowMaxDelta",
                 r.onlineVsFinalMaxDelta());
         // The old predicate: nothing in the unchanged window, something changed in the other; vacuously true.
         assertThat(allChanged.unchangedWindowMaxDelta() <= 1e-12 && allChanged.changedWindowMaxDelta() > 1e-12).isTrue();
@@ -195,7 +198,7 @@ class PnMixDefinitionMutantsTest {
     @Test
     void aSinkByteThatDiffersFromTheTruthBreaksTheSinkCheckEvenWhenTheReportSaysZero() {
         PnMixResult r = run(new DelegatingOps());
-        assertThat(PnMixChecks.sinkKeysExact(r, TRUTH.k(), 0.0)).isTrue();
+        assertThat(PnMixChecks.sinkKeysExact(r, truth.k(), 0.0)).isTrue();
         PackedKvCache c = r.finalCache();
         byte[] sink = c.sinkKeys().clone();
         sink[7] ^= 0x01;
@@ -203,7 +206,7 @@ class PnMixDefinitionMutantsTest {
                 c.groups(), c.valueBits(), c.valueGroupChannels(), c.residualTokens(), c.residualKeys(), c.residualValues());
         PnMixResult broken = Records.with(r, "finalCache", flipped);
         assertThat(broken.sinkKeyMaxError()).as("the reported figure").isZero();
-        assertThat(PnMixChecks.sinkKeysExact(broken, TRUTH.k(), 0.0)).isFalse();
+        assertThat(PnMixChecks.sinkKeysExact(broken, truth.k(), 0.0)).isFalse();
     }
 
     // ---- the figures -------------------------------------------------------------------------------------------
@@ -237,17 +240,17 @@ class PnMixDefinitionMutantsTest {
 
     @Test
     void aLateReferenceOrAnOffValueReadbackBreaksTheFigures() {
-        List<FigureChecks.Figure> good = FigureChecks.figures(run(new DelegatingOps()), TRUTH);
+        List<FigureChecks.Figure> good = FigureChecks.figures(run(new DelegatingOps()), truth);
         assertThat(good).allMatch(FigureChecks.Figure::holds);
 
         PnMixResult late = run(new LateReferenceOps());
         assertThat(PnMixChecks.packedMatchesOracle(late, 1e-12)).as("the quantized side is intact").isTrue();
-        List<FigureChecks.Figure> lateFigures = FigureChecks.figures(late, TRUTH);
+        List<FigureChecks.Figure> lateFigures = FigureChecks.figures(late, truth);
         assertThat(figure(lateFigures, "attention_kl").holds()).as("%s", figure(lateFigures, "attention_kl")).isFalse();
         assertThat(figure(lateFigures, "attention_output_mse").holds()).isFalse();
         assertThat(figure(lateFigures, "attention_output_cosine").holds()).isFalse();
 
-        List<FigureChecks.Figure> high = FigureChecks.figures(run(new HighValueReadbackOps()), TRUTH);
+        List<FigureChecks.Figure> high = FigureChecks.figures(run(new HighValueReadbackOps()), truth);
         assertThat(figure(high, "value_mse").holds()).as("%s", figure(high, "value_mse")).isFalse();
         assertThat(figure(high, "key_mse").holds()).isTrue();
     }

@@ -25,21 +25,21 @@ import org.mechspec.compute.PackedKvCache;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PnMixMutantsTest {
     private static final long SEED = 42;
-    private static final PnMixConfig PINNED = PnMixConfig.pinned();
+    private final PnMixConfig pinned = PnMixConfig.pinned();
     /** One run per mutant, held by this class's instance, so every launch computes its own. */
     private final Map<Mutant, PnMixResult> runs = new EnumMap<>(Mutant.class);
     private static final double TIGHT = 1e-12;
 
-    private static Projections truth(Mutant m) {
-        return PnMixFixtures.syntheticTruth(PINNED, SEED, PnMixProtocol.effectiveLayout(PINNED, m));
+    private Projections truth(Mutant m) {
+        return PnMixFixtures.syntheticTruth(pinned, SEED, PnMixProtocol.effectiveLayout(pinned, m));
     }
 
     private synchronized PnMixResult run(Mutant m) {
         return runs.computeIfAbsent(m, k -> run(k, new CpuPackedCacheOps(), truth(k)));
     }
 
-    private static PnMixResult run(Mutant m, PackedCacheOps ops, Projections truth) {
-        return new PnMixProtocol(PINNED, ops, CpuBackend.INSTANCE, m, true).run(truth, KeyPlan.saliency());
+    private PnMixResult run(Mutant m, PackedCacheOps ops, Projections truth) {
+        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, m, true).run(truth, KeyPlan.saliency());
     }
 
     @Test
@@ -61,7 +61,7 @@ class PnMixMutantsTest {
         PnMixExperiment planted = PlantedPairs.experiment(SEED);
         assertThat(PnMixChecks.saliencyBeatsRandomMasks(planted)).isTrue();
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(planted)).isTrue();
-        PnMixConfig small = PlantedPairs.CONFIG;
+        PnMixConfig small = PlantedPairs.config();
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED, small.totalTokens());
         assertThat(PnMixChecks.metricsIdentical(
                 PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.NONE).metrics(),
@@ -90,13 +90,13 @@ class PnMixMutantsTest {
         // Decode tokens whose low pairs are 20x larger: recomputed saliency must move the mask.
         Projections t = truth(Mutant.NONE);
         PairMask prefillMask = run(Mutant.NONE).mask();
-        int d = PINNED.headDim();
-        for (int tok = PINNED.prefillTokens(); tok < PINNED.totalTokens(); tok++) {
-            for (int h = 0; h < PINNED.queryHeads(); h++) {
-                boost(t.q(), (tok * PINNED.queryHeads() + h) * d, prefillMask, h / (PINNED.queryHeads() / PINNED.kvHeads()));
+        int d = pinned.headDim();
+        for (int tok = pinned.prefillTokens(); tok < pinned.totalTokens(); tok++) {
+            for (int h = 0; h < pinned.queryHeads(); h++) {
+                boost(t.q(), (tok * pinned.queryHeads() + h) * d, prefillMask, h / (pinned.queryHeads() / pinned.kvHeads()));
             }
-            for (int h = 0; h < PINNED.kvHeads(); h++) {
-                boost(t.k(), tok * PINNED.kvChannels() + h * d, prefillMask, h);
+            for (int h = 0; h < pinned.kvHeads(); h++) {
+                boost(t.k(), tok * pinned.kvChannels() + h * d, prefillMask, h);
             }
         }
         PnMixResult r = run(Mutant.RECOMPUTE_SALIENCY_DURING_DECODE, new CpuPackedCacheOps(), t);
@@ -104,8 +104,8 @@ class PnMixMutantsTest {
         assertThat(PnMixChecks.maskUnchangedAfterDecode(run(Mutant.NONE, new CpuPackedCacheOps(), t))).isTrue();
     }
 
-    private static void boost(double[] rows, int base, PairMask mask, int kvHead) {
-        for (int c = 0; c < PINNED.headDim(); c++) {
+    private void boost(double[] rows, int base, PairMask mask, int kvHead) {
+        for (int c = 0; c < pinned.headDim(); c++) {
             if (!mask.high(kvHead, c / 2)) {
                 rows[base + c] = HalfFloat.roundToHalf(rows[base + c] * 20);
             }
@@ -149,7 +149,7 @@ class PnMixMutantsTest {
 
     @Test
     void unseededInitializationBreaksSameSeedIdentity() {
-        PnMixConfig small = PlantedPairs.CONFIG;
+        PnMixConfig small = PlantedPairs.config();
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED, small.totalTokens());
         assertThat(PnMixChecks.metricsIdentical(
                 PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.UNSEEDED_INIT).metrics(),
