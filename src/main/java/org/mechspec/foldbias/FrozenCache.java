@@ -35,18 +35,6 @@ public final class FrozenCache {
         return AttentionOps.output(backend, queries, count, keys, size, d, values, d, null);
     }
 
-    public int size() {
-        return size;
-    }
-
-    public double[] keys() {
-        return keys.clone();
-    }
-
-    public double[] values() {
-        return values.clone();
-    }
-
     /** The cache's bytes: size and d as little-endian ints, then keys and values as little-endian doubles. */
     public byte[] bytes() {
         ByteBuffer buf = ByteBuffer.allocate(2 * Integer.BYTES + (keys.length + values.length) * Double.BYTES)
