@@ -52,14 +52,6 @@ public final class ConvertedAttention implements AttentionBlock {
         this(layer, ops, groups, groupCount, lPerHead, Mutant.NONE);
     }
 
-    int groupCount() {
-        return groupCount;
-    }
-
-    int[] groups() {
-        return groups.clone();
-    }
-
     /** M of every head ([heads, side, side]) from the current factor. */
     double[] gram() {
         int side = groupCount + 1;

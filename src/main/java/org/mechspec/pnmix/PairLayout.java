@@ -19,9 +19,4 @@ public enum PairLayout {
     public int pairOf(int channel, int headDim) {
         return this == ADJACENT ? channel / 2 : channel % (headDim / 2);
     }
-
-    /** The protocol's name for it ("adjacent", "half_split"). */
-    public String key() {
-        return name().toLowerCase(java.util.Locale.ROOT);
-    }
 }

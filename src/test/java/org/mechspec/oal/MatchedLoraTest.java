@@ -1,0 +1,92 @@
+package org.mechspec.oal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.CpuLinearAttention;
+import org.mechspec.compute.Rng;
+import org.mechspec.data.ByteBlocks;
+import org.mechspec.model.AdamW;
+import org.mechspec.model.Batch;
+import org.mechspec.model.DropoutMasks;
+import org.mechspec.model.Lora;
+import org.mechspec.model.Parameter;
+import org.mechspec.model.Qwen2Model;
+
+/** What the matched LoRA adaptation records and trains, against a plain AdamW loop written out here. */
+@Tag("oal")
+class MatchedLoraTest {
+
+    private static ConvertedAttention block(Rng rng) {
+        return new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 16),
+                Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
+    }
+
+    private static Batch batch() {
+        ByteBlocks blocks = new ByteBlocks(TinyOal.text(3, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
+        return Batch.nextToken(blocks.blocks(new int[] {0, 1}), OalProtocol.SEQUENCE_LENGTH);
+    }
+
+    @Test
+    void recordSeesNonZeroBAndTheBlocksTrainability() {
+        Qwen2Model m = TinyOal.model(2, 5);
+        Lora.attach(m, OalProtocol.LORA, new Rng(2));
+        assertThat(new LoraRecord(m, null).initialBZero).isTrue();
+        assertThat(new LoraRecord(m, null).blockTrainable).isFalse();
+        ConvertedAttention b = block(new Rng(2));
+        assertThat(new LoraRecord(m, b).blockTrainable).isFalse();
+        b.factor().setTrainable(true);
+        assertThat(new LoraRecord(m, b).blockTrainable).isTrue();
+        m.loraAdapters().get(1).b().value().set(0, 0.25);
+        assertThat(new LoraRecord(m, null).initialBZero).isFalse();
+    }
+
+    /**
+     * Two steps: the softmax model's adapters equal those of the loop attach → (draw masks, zero grads, forward,
+     * backward, AdamW step) per step from the same stream, bit for bit; the converted model runs the block, shares
+     * each step's masks and records the frozen block's hash after training.
+     */
+    @Test
+    void adaptationIsThePlainLoopWithSharedMasks() {
+        Qwen2Model base = TinyOal.model(4, 5);
+        ConvertedAttention block = block(new Rng(4));
+        Batch batch = batch();
+        MatchedLora.Adapted a = MatchedLora.adapt(base, OalProtocol.LAYER, block, batch, new Rng(9), OalProtocol.LORA, 2,
+                1e-2, Mutant.NONE);
+
+        Rng rng = new Rng(9);
+        Qwen2Model ref = base.copy();
+        Lora.attach(ref, OalProtocol.LORA, rng);
+        AdamW opt = AdamW.withoutWeightDecay(ref.trainableParameters());
+        int rows = batch.batch() * batch.seqLen();
+        for (int step = 0; step < 2; step++) {
+            DropoutMasks masks = DropoutMasks.draw(ref, rows, rng);
+            ref.zeroGrad();
+            ref.forward(batch, masks).backward();
+            opt.step(1e-2);
+        }
+        List<Parameter> got = a.softmax().trainableParameters();
+        List<Parameter> want = ref.trainableParameters();
+        assertThat(got).hasSameSizeAs(want);
+        for (int i = 0; i < got.size(); i++) {
+            assertThat(got.get(i).value().toDoubles()).as(want.get(i).name()).containsExactly(want.get(i).value().toDoubles());
+        }
+
+        assertThat(a.converted().attention(OalProtocol.LAYER)).isSameAs(block);
+        assertThat(a.convertedRecord().masks.get(1)).isSameAs(a.softmaxRecord().masks.get(1));
+        assertThat(a.convertedRecord().initialA).isEqualTo(a.softmaxRecord().initialA);
+        assertThat(a.convertedRecord().blockAfter).isEqualTo(LoraRecord.sha256(block.factor().value().toDoubles()))
+                .isEqualTo(a.convertedRecord().blockBefore);
+    }
+
+    /** The planted fault gives the converted model its own A draw and its own masks. */
+    @Test
+    void freshLoraFaultDrawsSeparateAdaptersAndMasks() {
+        MatchedLora.Adapted a = MatchedLora.adapt(TinyOal.model(4, 5), OalProtocol.LAYER, block(new Rng(4)), batch(),
+                new Rng(9), OalProtocol.LORA, 1, 1e-2, Mutant.FRESH_LORA_FOR_CONVERTED);
+        assertThat(a.convertedRecord().initialA).isNotEqualTo(a.softmaxRecord().initialA);
+        assertThat(a.convertedRecord().masks.get(0)).isNotSameAs(a.softmaxRecord().masks.get(0));
+    }
+}

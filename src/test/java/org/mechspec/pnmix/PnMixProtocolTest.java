@@ -1,0 +1,159 @@
+package org.mechspec.pnmix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.Arrays;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.CpuBackend;
+import org.mechspec.compute.CpuPackedCacheOps;
+import org.mechspec.compute.PackedCacheOps;
+
+/**
+ * The protocol on a small configuration (4 query heads over 2 KV heads of 8 dims, 2 sinks, groups of 4,
+ * 12 prefill + 6 decode tokens), so each run takes milliseconds; counts are the protocol's own description.
+ */
+class PnMixProtocolTest {
+    private static final long SEED = 11;
+    private final PnMixConfig config = PnMixFixtures.small(4, 2, 8, 2, 4, 12, 6, 3, 1, 2);
+
+    private Projections truth(PnMixConfig c) {
+        return truth(c, SEED);
+    }
+
+    private Projections truth(PnMixConfig c, long seed) {
+        return PnMixFixtures.syntheticTruth(c, seed, c.layout());
+    }
+
+    private PnMixResult run(PnMixConfig c, PackedCacheOps ops, Mutant m) {
+        return run(c, ops, m, truth(c));
+    }
+
+    private PnMixResult run(PnMixConfig c, PackedCacheOps ops, Mutant m, Projections truth) {
+        return new PnMixProtocol(c, ops, CpuBackend.INSTANCE, m, true).run(truth, KeyPlan.saliency());
+    }
+
+    /** Saliency over the non-sink tokens before {@code end} (2 KV heads, 4 pairs, 2 high). */
+    private static PairMask saliency(Projections t, int end) {
+        return PairSaliency.select(PairSaliency.scores(t, 2, end, PairLayout.ADJACENT), 2, 4, 2, false);
+    }
+
+    @Test
+    void projectionsOfAnotherHeadShapeAreRejected() {
+        Projections t = truth(config);
+        Projections wider = new Projections(t.tokens(), t.queryHeads(), t.kvHeads(), 10, t.qPreRope(), t.kPreRope(),
+                t.qRope(), t.kRope(), t.q(), t.k(), t.v());
+        assertThatThrownBy(() -> new PnMixProtocol(config, new CpuPackedCacheOps(), CpuBackend.INSTANCE, Mutant.NONE, true)
+                .run(wider, KeyPlan.saliency()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("do not fit the protocol's 18 tokens");
+    }
+
+    @Test
+    void withoutDecodeTokensOnlyThePrefillCallIsMade() {
+        PnMixConfig c = PnMixFixtures.small(4, 2, 8, 2, 4, 12, 0, 3, 1, 2);
+        PnMixResult r = run(c, new CpuPackedCacheOps(), Mutant.NONE);
+        assertThat(r.attentionCalls()).isEqualTo(1);
+        assertThat(r.onlineVsFinalMaxDelta()).isZero();
+    }
+
+    @Test
+    void elapsedTimeIsSecondsOfThisRun() {
+        long before = System.nanoTime();
+        PnMixResult r = run(config, new CpuPackedCacheOps(), Mutant.NONE);
+        double bound = (System.nanoTime() - before) / 1e9;
+        assertThat(r.elapsedSeconds()).isBetween(0.0, bound);
+    }
+
+    @Test
+    void thePeakAddsTheKernelsWorkingBytes() {
+        // the same run on kernels reporting 0 and 10^6 working bytes: the peak differs by exactly 10^6
+        PnMixResult none = run(config, new WorkingBytesOps(0), Mutant.NONE);
+        PnMixResult mega = run(config, new WorkingBytesOps(1_000_000), Mutant.NONE);
+        assertThat(mega.peakAllocatedBytes() - none.peakAllocatedBytes()).isEqualTo(1_000_000);
+    }
+
+    private static final class WorkingBytesOps extends DelegatingOps {
+        private final long bytes;
+
+        WorkingBytesOps(long bytes) {
+            this.bytes = bytes;
+        }
+
+        @Override
+        public long peakWorkingBytes() {
+            return bytes;
+        }
+    }
+
+    @Test
+    void quantizedSinksShowAsSinkKeyError() {
+        assertThat(run(config, new CpuPackedCacheOps(), Mutant.NONE).sinkKeyMaxError()).isZero();
+        // 3/1-bit keys of N(0,1)-ish projections cannot reproduce fp16 sinks
+        assertThat(run(config, new CpuPackedCacheOps(), Mutant.QUANTIZE_SINKS).sinkKeyMaxError()).isGreaterThan(1e-3);
+    }
+
+    @Test
+    void recomputedSaliencyIsCountedAndReplacesTheMask() {
+        Projections t = truth(config, 2); // seed 2: the masks over 12, 16 and 18 tokens all differ
+        PnMixResult r = run(config, new CpuPackedCacheOps(), Mutant.RECOMPUTE_SALIENCY_DURING_DECODE, t);
+        assertThat(r.saliencyComputations()).isEqualTo(1 + config.decodeTokens());
+        // the last recomputation covers every non-sink token
+        PairMask last = saliency(t, 18);
+        assertThat(last).isNotEqualTo(saliency(t, 16)).isNotEqualTo(saliency(t, 12));
+        assertThat(r.mask()).isEqualTo(last);
+        assertThat(r.maskAfterPrefill()).containsExactly(saliency(t, 12).bytes());
+        assertThat(r.maskUnchangedAfterDecode()).isFalse();
+    }
+
+    @Test
+    void aMaskThatChangesAndComesBackStillCountsAsChanged() {
+        Projections t = truth(config, 48); // seed 48: the mask moves during decode, and the last one is the prefill's
+        assertThat(saliency(t, 18)).isEqualTo(saliency(t, 12));
+        assertThat(saliency(t, 13)).isNotEqualTo(saliency(t, 12));
+        PnMixResult r = run(config, new CpuPackedCacheOps(), Mutant.RECOMPUTE_SALIENCY_DURING_DECODE, t);
+        assertThat(r.maskUnchangedAfterDecode()).isFalse();
+    }
+
+    @Test
+    void perHeadCallsChangeOnlyTheCallCount() {
+        PnMixResult one = run(config, new CpuPackedCacheOps(), Mutant.NONE);
+        PnMixResult perHead = run(config, new CpuPackedCacheOps(), Mutant.PER_HEAD_ATTENTION_CALLS);
+        // 1 prefill call, one per decode token, one final batched call
+        assertThat(one.attentionCalls()).isEqualTo(1 + 6 + 1);
+        assertThat(perHead.attentionCalls()).isEqualTo(4 * (1 + 6 + 1));
+        // each head's rows and logits are copied from a full call: every figure is bit-identical
+        assertThat(perHead.attentionKl()).isEqualTo(one.attentionKl());
+        assertThat(perHead.attentionOutputMse()).isEqualTo(one.attentionOutputMse());
+        assertThat(perHead.attentionOutputCosine()).isEqualTo(one.attentionOutputCosine());
+        assertThat(perHead.onlineVsFinalMaxDelta()).isEqualTo(one.onlineVsFinalMaxDelta());
+        assertThat(perHead.packedVsOracleMaxError()).isEqualTo(one.packedVsOracleMaxError());
+    }
+
+    @Test
+    void countingOpsCountsFp32CallsToo() {
+        StreamingCache cache = PnMixFixtures.filledCache(config, PnMixFixtures.randomMask(config, 1)
+                .channelBits(8, PairLayout.ADJACENT, 3, 1), new byte[0], 10, 5, null);
+        float[] q = new float[4 * 8];
+        for (int i = 0; i < q.length; i++) {
+            q[i] = (i % 7) * 0.25f - 0.5f;
+        }
+        CountingOps counted = new CountingOps(new CpuPackedCacheOps());
+        float[] out = counted.attendFp32(cache.view(), q, 4, 1, false);
+        assertThat(counted.attentionCalls()).isEqualTo(1);
+        assertThat(Arrays.equals(out, new CpuPackedCacheOps().attendFp32(cache.view(), q, 4, 1, false))).isTrue();
+    }
+
+    @Test
+    void experimentMetricsNameEveryRandomMaskAndTheClockSaltsTheSeed() {
+        PnMixConfig c = PnMixFixtures.small(2, 1, 4, 1, 4, 9, 2, 3, 1, 2);
+        byte[] tokens = PnMixFixtures.syntheticTokens(SEED, c.totalTokens());
+        PnMixExperiment e = PnMixExperiment.run(0, tokens, "synthetic", c, CpuBackend.INSTANCE, Mutant.NONE);
+        var m = e.metrics();
+        for (int i = 0; i < PnMixExperiment.RANDOM_MASKS; i++) {
+            assertThat(m).containsEntry("random_mask_" + i + "_attention_kl", e.randomMasks()[i].attentionKl());
+        }
+        // seed 0 salted with the clock must still differ from seed 0
+        PnMixExperiment salted = PnMixExperiment.run(0, tokens, "synthetic", c, CpuBackend.INSTANCE, Mutant.UNSEEDED_INIT);
+        assertThat(Arrays.equals(salted.truth().k(), e.truth().k())).isFalse();
+    }
+}
