@@ -81,4 +81,12 @@ class HandCheckedFiguresTest {
         assertThat(ConfigCounts.residualStart(c, 20)).isEqualTo(20);
         assertThat(ConfigCounts.unchangedWindowQueries(c)).isEqualTo(33);
     }
+
+    @Test
+    void quantizedKeyBytesWhenTheSinkIsAsLongAsAGroup() {
+        // Sink 4, groups (and residual) of 4, d = 8, one KV head. 12 tokens: residual start 4 + 8 = 12, so (12 − 4)/4 = 2
+        // groups (not (12 + 4)/4 = 4). Per group: 4 channels × ⌈4·3/8⌉ = 2 B + 4 × ⌈4·1/8⌉ = 1 B + 8 × 4 B = 44 B.
+        PnMixConfig c = PnMixFixtures.small(2, 1, 8, 4, 4, 8, 4, 3, 1, 2);
+        assertThat(ConfigCounts.quantizedKeyBytesBudget(c, 12, 3, 1, 4)).isEqualTo(2 * 44);
+    }
 }
