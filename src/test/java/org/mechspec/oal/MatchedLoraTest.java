@@ -89,4 +89,55 @@ class MatchedLoraTest {
         assertThat(a.convertedRecord().initialA).isNotEqualTo(a.softmaxRecord().initialA);
         assertThat(a.convertedRecord().masks.get(0)).isNotSameAs(a.softmaxRecord().masks.get(0));
     }
+
+    private static MatchedLora.Adapted adapted(long seed) {
+        return MatchedLora.adapt(TinyOal.model(4, 5), OalProtocol.LAYER, block(new Rng(4)), batch(), new Rng(seed),
+                OalProtocol.LORA, 2, 1e-2, Mutant.NONE);
+    }
+
+    private static boolean budget(MatchedLora.Adapted a, int steps) {
+        Batch b = batch();
+        return OalChecks.matchedBudget(a.softmaxRecord(), a.convertedRecord(), steps, 1e-2, b.batch() * b.seqLen());
+    }
+
+    /** The matched-budget judge rejects each field of the records broken on its own (2 steps, lr 1e-2). */
+    @Test
+    void budgetJudgeRejectsEachBrokenField() {
+        assertThat(budget(adapted(9), 2)).isTrue();
+        assertThat(budget(adapted(9), 1)).as("other step count").isFalse();
+        MatchedLora.Adapted a = adapted(9);
+        a.softmaxRecord().trainableNames.clear();
+        a.convertedRecord().trainableNames.clear();
+        assertThat(budget(a, 2)).as("nothing trainable").isFalse();
+        a = adapted(9);
+        a.convertedRecord().trainableSizes.set(0, a.convertedRecord().trainableSizes.get(0) + 1);
+        assertThat(budget(a, 2)).as("sizes differ").isFalse();
+        a = adapted(9);
+        a.softmaxRecord().trainableNames.set(0, "model.layers.0.mlp.up_proj.weight");
+        a.convertedRecord().trainableNames.set(0, "model.layers.0.mlp.up_proj.weight");
+        assertThat(budget(a, 2)).as("a trainable tensor that is not LoRA").isFalse();
+        a = adapted(9);
+        a.convertedRecord().learningRates.set(1, 2e-2);
+        assertThat(budget(a, 2)).as("other learning rate").isFalse();
+        a = adapted(9);
+        a.softmaxRecord().stepRows.set(0, a.softmaxRecord().stepRows.get(0) + 1);
+        assertThat(budget(a, 2)).as("other batch rows").isFalse();
+        a = adapted(9);
+        a.convertedRecord().masks.set(0, a.convertedRecord().masks.get(1));
+        assertThat(budget(a, 2)).as("other dropout masks").isFalse();
+        a = adapted(9);
+        a.softmaxRecord().masks.set(0, null);
+        a.convertedRecord().masks.set(0, null);
+        assertThat(budget(a, 2)).as("no masks").isFalse();
+        a = adapted(9);
+        a.convertedRecord().blockAfter = "changed";
+        assertThat(budget(a, 2)).as("the frozen block changed").isFalse();
+        // Other adapters (another A draw) with the softmax arm's masks: only initialA differs.
+        a = adapted(9);
+        MatchedLora.Adapted other = adapted(10);
+        other.convertedRecord().masks.clear();
+        other.convertedRecord().masks.addAll(a.softmaxRecord().masks);
+        assertThat(OalChecks.matchedBudget(a.softmaxRecord(), other.convertedRecord(), 2, 1e-2,
+                batch().batch() * batch().seqLen())).as("other initial A").isFalse();
+    }
 }
