@@ -44,7 +44,7 @@ public final class SeedRun {
 
     /**
      * The value named {@code name} for this paper, backend and seed, computed by {@code compute} at most once per
-     * launch and shared by every check of the seed. A failure (a skip for missing data, say) is remembered too.
+     * launch and shared by every check of the seed.
      */
     public <T> T shared(String name, Class<T> type, Supplier<T> compute) {
         if (launch == null) {
