@@ -7,21 +7,21 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
-import org.opentest4j.TestAbortedException;
 
 /**
- * Real data sets under {@code -Dmechspec.data.dir}. A missing file makes the caller's test skip with what to
- * download and where; a file whose SHA-256 differs from the pinned one is an error, never a silent substitute.
+ * Real data sets under {@code -Dmechspec.data.dir}. A missing file is a {@link MissingDataException} saying what to
+ * download and where (the tests skip on it); a file whose SHA-256 differs from the pinned one is a
+ * {@link DataIntegrityException}, never a silent substitute.
  */
 public final class DataFiles {
     private DataFiles() {
     }
 
-    /** The data folder, or a skip that says how to provide it. */
+    /** The data folder, or a {@link MissingDataException} that says how to provide it. */
     public static Path dataDir() {
         String dir = System.getProperty("mechspec.data.dir", "").trim();
         if (dir.isEmpty()) {
-            throw new TestAbortedException("no data folder: pass -Dmechspec.data.dir=DIR (CI uses ../shared/data)");
+            throw new MissingDataException("no data folder: pass -Dmechspec.data.dir=DIR (CI uses ../shared/data)");
         }
         return Path.of(dir);
     }
@@ -29,12 +29,12 @@ public final class DataFiles {
     /**
      * The bytes of {@code relative} under the data folder, verified against {@code sha256} (hex).
      *
-     * @param source where a user gets the file, for the skip message
+     * @param source where a user gets the file, for the message when it is missing
      */
     public static byte[] verifiedBytes(String relative, String sha256, String source) {
         Path file = dataDir().resolve(relative);
         if (!Files.isRegularFile(file)) {
-            throw new TestAbortedException(file + " is absent: download " + source + " to " + relative
+            throw new MissingDataException(file + " is absent: download " + source + " to " + relative
                     + " under the folder passed as -Dmechspec.data.dir");
         }
         byte[] bytes;
@@ -64,6 +64,15 @@ public final class DataFiles {
         private static final long serialVersionUID = 1L;
 
         public DataIntegrityException(String message) {
+            super(message);
+        }
+    }
+
+    /** A data set that is not there: the folder flag was not passed, or a file is absent from it. */
+    public static final class MissingDataException extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public MissingDataException(String message) {
             super(message);
         }
     }

@@ -23,7 +23,7 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         return kept.length;
     }
 
-    static Compaction fit(Backend backend, FoldBiasInputs in, OfflineFitter fitter, KeySelector selector, Mutant mutant) {
+    static Compaction fit(Backend backend, FoldBiasInputs in, OfflineFitter fitter, KeySelector selector) {
         FoldBiasConfig c = in.config();
         int d = c.d();
         int n = c.n();
@@ -37,13 +37,11 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         double[] e = shiftedExpScores(q, k, m, n, d, c.scale());
         double[] target = rowSums(e, m, n);
         double[] eSel = Dense.columns(e, m, n, selected);
-        double[] w = mutant == Mutant.NNLS_CLAMPED_LEAST_SQUARES
-                ? clampedLeastSquares(fitter, eSel, m, selected.length, target)
-                : fitter.nnls("beta (NNLS on exp(beta))", eSel, m, selected.length, target);
+        double[] w = fitter.nnls("beta (NNLS on exp(beta))", eSel, m, selected.length, target);
 
         int keptCount = 0;
         for (int j = 0; j < selected.length; j++) {
-            if (w[j] > FoldBiasConfig.PRUNE_WEIGHT || mutant == Mutant.SKIP_PRUNING) {
+            if (w[j] > FoldBiasConfig.PRUNE_WEIGHT) {
                 keptCount++;
             } else {
                 w[j] = 0.0; // no mass: the key leaves the compact set
@@ -56,7 +54,7 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
         int[] kept = new int[keptCount];
         double[] beta = new double[keptCount];
         for (int j = 0, r = 0; j < selected.length; j++) {
-            if (w[j] > FoldBiasConfig.PRUNE_WEIGHT || mutant == Mutant.SKIP_PRUNING) {
+            if (w[j] > FoldBiasConfig.PRUNE_WEIGHT) {
                 kept[r] = selected[j];
                 beta[r] = StrictMath.log(w[j]);
                 r++;
@@ -109,14 +107,5 @@ public record Compaction(int[] selected, double[] nnlsMatrix, double[] nnlsTarge
             out[i] = sum;
         }
         return out;
-    }
-
-    /** The NNLS_CLAMPED_LEAST_SQUARES mutant: unconstrained least squares, negatives set to zero. */
-    private static double[] clampedLeastSquares(OfflineFitter fitter, double[] a, int rows, int cols, double[] b) {
-        double[] w = fitter.leastSquares("beta (clamped least squares)", a, rows, cols, b, 1);
-        for (int j = 0; j < w.length; j++) {
-            w[j] = Math.max(0.0, w[j]);
-        }
-        return w;
     }
 }

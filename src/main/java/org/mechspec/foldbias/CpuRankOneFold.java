@@ -2,13 +2,6 @@ package org.mechspec.foldbias;
 
 /** CPU twin of the {@code fold_rank_one_f64} kernel. */
 final class CpuRankOneFold implements RankOneFold {
-    private final boolean fused;
-
-    /** @param fused true only for the {@link Mutant#FUSED_FOLD} mutant: one rounding via Math.fma */
-    CpuRankOneFold(boolean fused) {
-        this.fused = fused;
-    }
-
     @Override
     public double[] fold(double[] compactKeys, double[] beta, double[] u, int t, int d) {
         RankOneFold.validate(compactKeys, beta, u, t, d);
@@ -17,7 +10,7 @@ final class CpuRankOneFold implements RankOneFold {
             for (int c = 0; c < d; c++) {
                 int i = j * d + c;
                 // Java never contracts a*b + c into an fma, matching __dadd_rn(__dmul_rn(...)) in the kernel.
-                out[i] = fused ? Math.fma(beta[j], u[c], compactKeys[i]) : compactKeys[i] + beta[j] * u[c];
+                out[i] = compactKeys[i] + beta[j] * u[c];
             }
         }
         return out;

@@ -9,29 +9,27 @@ import org.mechspec.compute.Backend;
  */
 public final class FoldBias {
     private final Backend backend;
-    private final Mutant mutant;
     private final KeySelector selector;
     private final TvBound tvBound;
+    private final Solvers solvers;
+    private final RankOneFold fold;
 
     public FoldBias(Backend backend) {
-        this(backend, Mutant.NONE);
-    }
-
-    /** A deliberately broken variant, for the mutant tests only. */
-    FoldBias(Backend backend, Mutant mutant) {
-        this(backend, mutant, KeySelector.TOP_BY_MAX_WEIGHT, OutputBound::tv);
+        this(backend, KeySelector.TOP_BY_MAX_WEIGHT, OutputBound::tv);
     }
 
     /** The mechanism with the given key selection and TV bound (the protocol's: TOP_BY_MAX_WEIGHT, OutputBound::tv). */
     FoldBias(Backend backend, KeySelector selector, TvBound tvBound) {
-        this(backend, Mutant.NONE, selector, tvBound);
+        this(backend, selector, tvBound, Solvers.EXACT, RankOneFold.on(backend));
     }
 
-    private FoldBias(Backend backend, Mutant mutant, KeySelector selector, TvBound tvBound) {
+    /** The mechanism built from the given parts; the protocol's are those of {@link #FoldBias(Backend)}. */
+    FoldBias(Backend backend, KeySelector selector, TvBound tvBound, Solvers solvers, RankOneFold fold) {
         this.backend = backend;
-        this.mutant = mutant;
         this.selector = selector;
         this.tvBound = tvBound;
+        this.solvers = solvers;
+        this.fold = fold;
     }
 
     public FoldBiasRun run(FoldBiasInputs in) {
@@ -41,29 +39,24 @@ public final class FoldBias {
         int mt = c.testQueries();
         double[] q = in.referenceQueries();
         double[] qt = in.testQueries();
-        OfflineFitter fitter = new OfflineFitter();
+        OfflineFitter fitter = new OfflineFitter(solvers);
 
         // Offline: compaction, fold, rounding, value refit.
-        Compaction comp = Compaction.fit(backend, in, fitter, selector, mutant);
+        Compaction comp = Compaction.fit(backend, in, fitter, selector);
         int size = comp.size();
         double[] a = Dense.scaled(q, c.scale());
-        double[] u = fitter.foldDirection(a, m, d, c.lambda(), mutant);
+        double[] u = fitter.foldDirection(a, m, d, c.lambda());
         double[] uRef = fitter.foldDirectionReference(a, m, d, c.lambda());
-        double[] kf = fold().fold(comp.compactKeys(), foldedBias(comp.beta()), u, size, d);
+        double[] kf = fold.fold(comp.compactKeys(), comp.beta(), u, size, d);
         double[] kh = backend.roundToHalf(kf);
-        double[] refitKeys = mutant == Mutant.REFIT_ON_UNROUNDED_KEYS ? kf : kh;
-        double[] refitWeights = AttentionOps.weights(backend, q, m, refitKeys, size, d, null);
-        double[] cvRefit = mutant == Mutant.SKIP_VALUE_REFIT
-                ? comp.compactValues().clone()
-                : fitter.leastSquares("value refit C_v' on the rounded keys", refitWeights, m, size, comp.target(), d);
+        double[] refitWeights = AttentionOps.weights(backend, q, m, kh, size, d, null);
+        double[] cvRefit = fitter.leastSquares("value refit C_v' on the rounded keys", refitWeights, m, size,
+                comp.target(), d);
 
         // Freeze, then online use: the test queries read the frozen cache through the plain attention path.
         FrozenCache cache = FrozenCache.freeze(kh, cvRefit, size, d);
         fitter.freeze();
         String shaAtFreeze = cache.sha256();
-        if (mutant == Mutant.FIT_AFTER_FREEZE) {
-            cache = onlineValueRefresh(fitter, in, kh, size);
-        }
         double[] deployed = cache.attend(backend, qt, mt);
         String shaAfterOnline = cache.sha256();
 
@@ -78,21 +71,8 @@ public final class FoldBias {
         double[] sameValue = AttentionOps.output(backend, qt, mt, kh, size, d, cv, d, null);
         double[] bounds = outputBounds(qt, mt, d, c.scale(), ck, kh, beta, cv, size);
 
-        return new FoldBiasRun(c, comp, a, u, uRef, kf, kh, refitKeys, cvRefit, xh, shaAtFreeze, shaAfterOnline,
+        return new FoldBiasRun(c, comp, a, u, uRef, kf, kh, cvRefit, xh, shaAtFreeze, shaAfterOnline,
                 fitter.fitsAfterFreeze(), fitter.log(), deployed, unrounded, biased, dropped, sameValue, bounds);
-    }
-
-    private RankOneFold fold() {
-        return mutant == Mutant.FUSED_FOLD ? new CpuRankOneFold(true) : RankOneFold.on(backend);
-    }
-
-    /** The β the fold receives: β itself, or a mutant's corruption of it. */
-    private double[] foldedBias(double[] beta) {
-        return switch (mutant) {
-            case FLIP_FOLD_SIGN -> Dense.scaled(beta, -1.0);
-            case FOLD_DROPS_BIAS -> new double[beta.length];
-            default -> beta;
-        };
     }
 
     /** Per test query: the bound from the biased weights p and the exact logit difference δ. */
@@ -113,16 +93,5 @@ public final class FoldBias {
             bounds[i] = tvBound.tv(pi, delta) * rangeNorm;
         }
         return bounds;
-    }
-
-    /** The FIT_AFTER_FREEZE mutant: refit the values to the full cache's answers on the test queries. */
-    private FrozenCache onlineValueRefresh(OfflineFitter fitter, FoldBiasInputs in, double[] kh, int size) {
-        FoldBiasConfig c = in.config();
-        int d = c.d();
-        int mt = c.testQueries();
-        double[] target = AttentionOps.output(backend, in.testQueries(), mt, in.keys(), c.n(), d, in.values(), d, null);
-        double[] x = AttentionOps.weights(backend, in.testQueries(), mt, kh, size, d, null);
-        double[] refreshed = fitter.leastSquares("online value refresh", x, mt, size, target, d);
-        return FrozenCache.freeze(kh, refreshed, size, d);
     }
 }

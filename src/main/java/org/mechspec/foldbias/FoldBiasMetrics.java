@@ -16,7 +16,7 @@ import org.mechspec.compute.HalfFloat;
  * @param compactKeysKept compact keys with NNLS weight > 1e-12
  * @param nnlsKktViolation relative KKT violation of the NNLS weights (see {@link Nnls#kktViolation})
  * @param foldedOutputError mean over test queries of ‖o(K_h, C_v) − o_bias‖₂: the folded path's error
- * @param refitKeysOffFp16Grid elements of the keys the refit received that are not fp16 values
+ * @param refitKeysOffFp16Grid elements of K_h, the keys the value refit receives, that are not fp16 values
  * @param refitKeysChangedByRounding elements where those keys differ from K_f
  * @param negativeWeights NNLS weights below zero
  */
@@ -69,9 +69,9 @@ public record FoldBiasMetrics(double logitIdentityError, double projectionMeanEr
 
         long offGrid = 0;
         long changed = 0;
-        for (int i = 0; i < r.refitKeys().length; i++) {
-            offGrid += HalfFloat.isHalfRepresentable(r.refitKeys()[i]) ? 0 : 1;
-            changed += r.refitKeys()[i] != r.foldedKeys()[i] ? 1 : 0;
+        for (int i = 0; i < r.roundedKeys().length; i++) {
+            offGrid += HalfFloat.isHalfRepresentable(r.roundedKeys()[i]) ? 0 : 1;
+            changed += r.roundedKeys()[i] != r.foldedKeys()[i] ? 1 : 0;
         }
         long negative = 0;
         for (double w : comp.weights()) {

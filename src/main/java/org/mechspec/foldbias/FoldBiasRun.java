@@ -10,8 +10,7 @@ import java.util.List;
  * @param referenceDirection u from the closed form [d]
  * @param foldedKeys K_f = C_k + β·uᵀ [size, d]
  * @param roundedKeys K_h = fp16(K_f) [size, d]
- * @param refitKeys the keys the value refit actually received [size, d]
- * @param refitValues C_v' [size, d]
+ * @param refitValues C_v', refit on the rounded keys [size, d]
  * @param roundedReferenceWeights X_h = softmax(Q·K_hᵀ/√d) on the reference queries [m, size]
  * @param deployedOutputs o(K_h, C_v') on the test queries: the frozen cache's online answers [mt, d]
  * @param unroundedOutputs o(K_f, C_v') [mt, d]
@@ -22,7 +21,7 @@ import java.util.List;
  * @param fitLog every fit, in order, marked when it ran after freezing
  */
 public record FoldBiasRun(FoldBiasConfig config, Compaction compaction, double[] scaledQueries, double[] direction,
-                          double[] referenceDirection, double[] foldedKeys, double[] roundedKeys, double[] refitKeys,
+                          double[] referenceDirection, double[] foldedKeys, double[] roundedKeys,
                           double[] refitValues, double[] roundedReferenceWeights, String cacheSha256AtFreeze,
                           String cacheSha256AfterOnline, int fitsAfterFreeze, List<String> fitLog,
                           double[] deployedOutputs, double[] unroundedOutputs, double[] biasedOutputs,

@@ -19,15 +19,12 @@ final class FoldDirection {
     }
 
     /** u from [[2(AᵀA + λI), a], [aᵀ, 0]]·[u; ν] = [2Aᵀ1; 1]. */
-    static double[] kkt(double[] a, int rows, int d, double lambda, Mutant mutant) {
+    static double[] kkt(double[] a, int rows, int d, double lambda) {
         double[] gram = Dense.transposedTimesMatrix(a, rows, d, a, d);
         double[] mean = meanRow(a, rows, d);
         double[] columnSums = Dense.transposedTimes(a, rows, d, ones(rows));
-        if (mutant == Mutant.DROP_MEAN_CONSTRAINT) {
-            return solveRidge(gram, d, lambda, columnSums); // the plain ridge fit H⁻¹Aᵀ1
-        }
         int size = d + 1;
-        DMatrixRMaj m = kktMatrix(gram, mean, d, mutant == Mutant.KKT_RIDGE_NOT_DOUBLED ? lambda / 2 : lambda);
+        DMatrixRMaj m = kktMatrix(gram, mean, d, lambda);
         DMatrixRMaj rhs = new DMatrixRMaj(size, 1);
         for (int r = 0; r < d; r++) {
             rhs.set(r, 0, 2 * columnSums[r]);
@@ -92,7 +89,7 @@ final class FoldDirection {
     }
 
     /** x with (AᵀA + λI)·x = rhs, by Cholesky. */
-    private static double[] solveRidge(double[] gram, int d, double lambda, double[] rhs) {
+    static double[] solveRidge(double[] gram, int d, double lambda, double[] rhs) {
         DMatrixRMaj h = DMatrixRMaj.wrap(d, d, gram.clone());
         for (int c = 0; c < d; c++) {
             h.add(c, c, lambda);

@@ -9,23 +9,28 @@ import java.util.List;
  * whether the cache was already frozen, so "no fit after freezing" is counted, not assumed.
  */
 final class OfflineFitter {
+    private final Solvers solvers;
     private final List<String> fits = new ArrayList<>();
     private boolean frozen;
     private int fitsAfterFreeze;
 
+    OfflineFitter(Solvers solvers) {
+        this.solvers = solvers;
+    }
+
     double[] nnls(String what, double[] a, int rows, int cols, double[] b) {
         log(what);
-        return Nnls.solve(a, rows, cols, b);
+        return solvers.nnls(a, rows, cols, b);
     }
 
     double[] leastSquares(String what, double[] x, int rows, int cols, double[] y, int yCols) {
         log(what);
-        return LeastSquares.solve(x, rows, cols, y, yCols);
+        return solvers.leastSquares(x, rows, cols, y, yCols);
     }
 
-    double[] foldDirection(double[] a, int rows, int d, double lambda, Mutant mutant) {
+    double[] foldDirection(double[] a, int rows, int d, double lambda) {
         log("fold direction (KKT)");
-        return FoldDirection.kkt(a, rows, d, lambda, mutant);
+        return solvers.foldDirection(a, rows, d, lambda);
     }
 
     double[] foldDirectionReference(double[] a, int rows, int d, double lambda) {

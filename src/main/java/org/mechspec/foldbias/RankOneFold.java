@@ -19,7 +19,7 @@ public interface RankOneFold {
     /** The fold on the given backend: the CPU twin, or the {@code foldbias.cu} kernel on CUDA. */
     static RankOneFold on(Backend backend) {
         return switch (backend.name()) {
-            case "cpu" -> new CpuRankOneFold(false);
+            case "cpu" -> new CpuRankOneFold();
             case "cuda", "cuda-emulated" -> new CudaRankOneFold();
             default -> throw new IllegalArgumentException("no rank-one fold for backend '" + backend.name() + "'");
         };

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Target(ElementType.METHOD)
 @Retention(RetentionPolicy.RUNTIME)
 @Tag("contract")
-@ExtendWith(ContractExtension.class)
+@ExtendWith({ContractExtension.class, MissingDataSkips.class})
 public @interface Contract {
     String paper();
 

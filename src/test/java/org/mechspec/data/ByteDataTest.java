@@ -7,8 +7,11 @@ import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.MissingDataSkips;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Byte tokens, fixed-length blocks and the WikiText-2 files the model trains and evaluates on. */
+@ExtendWith(MissingDataSkips.class)
 @Tag("model")
 class ByteDataTest {
 

@@ -278,7 +278,7 @@ class FoldBiasContracts {
         Rng rng = new Rng(run.seed());
         int[][] shapes = {{1, 1}, {64, 64}, {1 + (int) (rng.uniform() * 300), 1 + (int) (rng.uniform() * 160)}, {257, 3}};
         RankOneFold kernel = RankOneFold.on(run.backend());
-        RankOneFold twin = new CpuRankOneFold(false);
+        RankOneFold twin = new CpuRankOneFold();
         long mismatches = 0;
         StringBuilder failed = new StringBuilder();
         for (int[] shape : shapes) {

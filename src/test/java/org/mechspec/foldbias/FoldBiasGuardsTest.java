@@ -133,7 +133,7 @@ class FoldBiasGuardsTest {
     /** The CPU twin itself validates before it folds (a short β would otherwise be read past its end). */
     @Test
     void cpuFoldValidatesItsArguments() {
-        assertThatThrownBy(() -> new CpuRankOneFold(false).fold(new double[4], new double[1], new double[2], 2, 2))
+        assertThatThrownBy(() -> new CpuRankOneFold().fold(new double[4], new double[1], new double[2], 2, 2))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("beta 1 (needs 2)");
     }
 
@@ -169,7 +169,7 @@ class FoldBiasGuardsTest {
     /** Rows (1, 1) and (1, 1 + 1e-9) with λ = 0: nearly parallel, the KKT matrix's condition number is ~1e17. */
     @Test
     void anIllConditionedKktSystemIsRejectedByItsConditionNumber() {
-        assertThatThrownBy(() -> FoldDirection.kkt(new double[] {1, 1, 1, 1 + 1e-9}, 2, 2, 0.0, Mutant.NONE))
+        assertThatThrownBy(() -> FoldDirection.kkt(new double[] {1, 1, 1, 1 + 1e-9}, 2, 2, 0.0))
                 .isInstanceOf(ArithmeticException.class).hasMessageContaining("2-norm condition number");
     }
 
@@ -179,7 +179,7 @@ class FoldBiasGuardsTest {
      */
     @Test
     void aNonFiniteKktSolutionIsReported() {
-        assertThatThrownBy(() -> FoldDirection.kkt(new double[] {1e-310}, 1, 1, 0.0, Mutant.NONE))
+        assertThatThrownBy(() -> FoldDirection.kkt(new double[] {1e-310}, 1, 1, 0.0))
                 .isInstanceOf(ArithmeticException.class).hasMessageContaining("KKT solution u[0] is Infinity");
     }
 

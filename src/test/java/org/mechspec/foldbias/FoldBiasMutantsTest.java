@@ -3,8 +3,9 @@ package org.mechspec.foldbias;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -12,19 +13,30 @@ import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 
 /**
- * Every check can fail: a named mutant of the mechanism, run on the protocol (seed 42, CPU), makes the check's
- * predicate report false at the manifest threshold, while the unmutated mechanism passes it.
+ * Every check can fail: the mechanism with one part broken ({@link BrokenParts}), run on the protocol (seed 42, CPU),
+ * makes the check's predicate report false at the manifest threshold, while the unbroken mechanism passes it.
  */
 @Tag("fold-bias")
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class FoldBiasMutantsTest {
     private static final long SEED = 42;
-    /** One run per mutant, held by this class's instance, so every launch computes its own. */
-    private final Map<Mutant, FoldBiasMetrics> runs = new EnumMap<>(Mutant.class);
+    /** One run per broken mechanism, held by this class's instance, so every launch computes its own. */
+    private final Map<String, FoldBiasMetrics> runs = new HashMap<>();
 
-    private synchronized FoldBiasMetrics metrics(Mutant mutant) {
-        return runs.computeIfAbsent(mutant, m -> FoldBiasMetrics.of(
-                new FoldBias(CpuBackend.INSTANCE, m).run(FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED))));
+    private FoldBiasInputs inputs() {
+        return FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED);
+    }
+
+    private synchronized FoldBiasMetrics metrics(String name, Supplier<FoldBiasRun> run) {
+        return runs.computeIfAbsent(name, k -> FoldBiasMetrics.of(run.get()));
+    }
+
+    private FoldBiasMetrics unbroken() {
+        return metrics("unbroken", () -> new FoldBias(CpuBackend.INSTANCE).run(inputs()));
+    }
+
+    private FoldBiasMetrics broken(String name, FoldBias mechanism) {
+        return metrics(name, () -> mechanism.run(inputs()));
     }
 
     private static double threshold(String check) {
@@ -34,28 +46,28 @@ class FoldBiasMutantsTest {
     @Test
     void flippedFoldSignBreaksTheLogitIdentity() {
         double t = threshold("rank_one_logit_identity_reference");
-        assertThat(Checks.rankOneLogitIdentity(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.rankOneLogitIdentity(metrics(Mutant.FLIP_FOLD_SIGN), t)).isFalse();
+        assertThat(Checks.rankOneLogitIdentity(unbroken(), t)).isTrue();
+        assertThat(Checks.rankOneLogitIdentity(broken("flipped fold sign", BrokenParts.with(BrokenParts.FLIPPED_FOLD_SIGN)), t)).isFalse();
     }
 
     @Test
     void droppedMeanConstraintBreaksTheProjectionMean() {
         double t = threshold("context_projection_mean_constraint");
-        assertThat(Checks.contextProjectionMean(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.contextProjectionMean(metrics(Mutant.DROP_MEAN_CONSTRAINT), t)).isFalse();
+        assertThat(Checks.contextProjectionMean(unbroken(), t)).isTrue();
+        assertThat(Checks.contextProjectionMean(broken("ridge fit", BrokenParts.with(BrokenParts.RIDGE_WITHOUT_MEAN_CONSTRAINT)), t)).isFalse();
     }
 
     @Test
     void undoubledRidgeBreaksTheKktReference() {
         double t = threshold("ridge_constrained_kkt_reference");
-        assertThat(Checks.kktMatchesReference(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.kktMatchesReference(metrics(Mutant.KKT_RIDGE_NOT_DOUBLED), t)).isFalse();
+        assertThat(Checks.kktMatchesReference(unbroken(), t)).isTrue();
+        assertThat(Checks.kktMatchesReference(broken("ridge not doubled", BrokenParts.with(BrokenParts.KKT_RIDGE_NOT_DOUBLED)), t)).isFalse();
     }
 
     @Test
     void refitOnUnroundedKeysIsCaught() {
-        assertThat(Checks.keysReallyRounded(metrics(Mutant.NONE))).isTrue();
-        FoldBiasMetrics m = metrics(Mutant.REFIT_ON_UNROUNDED_KEYS);
+        assertThat(Checks.keysReallyRounded(unbroken())).isTrue();
+        FoldBiasMetrics m = broken("no fp16 rounding", new FoldBias(BrokenParts.NO_FP16_ROUNDING));
         assertThat(m.refitKeysOffFp16Grid()).isPositive();
         assertThat(Checks.keysReallyRounded(m)).isFalse();
     }
@@ -63,32 +75,33 @@ class FoldBiasMutantsTest {
     @Test
     void skippedValueRefitBreaksTheNormalEquations() {
         double t = threshold("rounded_value_fit_normal_equations");
-        assertThat(Checks.valueNormalEquations(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.valueNormalEquations(metrics(Mutant.SKIP_VALUE_REFIT), t)).isFalse();
+        assertThat(Checks.valueNormalEquations(unbroken(), t)).isTrue();
+        assertThat(Checks.valueNormalEquations(broken("no value refit", BrokenParts.with(BrokenParts.staleLeastSquares())), t)).isFalse();
     }
 
     @Test
     void pinskerWithoutSquareRootIsNotABound() {
         double t = threshold("same_value_output_error_bound");
-        assertThat(Checks.outputErrorBounded(metrics(Mutant.NONE), t)).isTrue();
+        assertThat(Checks.outputErrorBounded(unbroken(), t)).isTrue();
         // Broken through the TV-bound seam: T = min(tanh(osc/4), KL/2), Pinsker without its square root.
         TvBound noSqrt = (p, delta) -> Math.min(OutputBound.tanhTerm(delta), OutputBound.kl(p, delta) / 2);
         FoldBiasMetrics broken = FoldBiasMetrics.of(new FoldBias(CpuBackend.INSTANCE, KeySelector.TOP_BY_MAX_WEIGHT, noSqrt)
-                .run(FoldBiasInputs.draw(FoldBiasConfig.PROTOCOL, SEED)));
+                .run(inputs()));
         assertThat(Checks.outputErrorBounded(broken, t)).isFalse();
     }
 
     @Test
     void foldWithoutBiasIsNoBetterThanDroppingIt() {
         double t = threshold("dropping_bias_changes_attention");
-        assertThat(Checks.droppingBiasMatters(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.droppingBiasMatters(metrics(Mutant.FOLD_DROPS_BIAS), t)).isFalse();
+        assertThat(Checks.droppingBiasMatters(unbroken(), t)).isTrue();
+        assertThat(Checks.droppingBiasMatters(broken("fold drops bias", BrokenParts.with(BrokenParts.FOLD_DROPS_BIAS)), t)).isFalse();
     }
 
     @Test
     void fitAfterFreezingIsCaught() {
-        assertThat(Checks.offlineFitFrozen(metrics(Mutant.NONE))).isTrue();
-        FoldBiasMetrics m = metrics(Mutant.FIT_AFTER_FREEZE);
+        assertThat(Checks.offlineFitFrozen(unbroken())).isTrue();
+        FoldBiasMetrics m = metrics("fit after freeze", () -> BrokenParts.refitAfterFreeze(
+                new FoldBias(CpuBackend.INSTANCE).run(inputs()), inputs()));
         assertThat(m.modelCalls()).isEqualTo(1);
         assertThat(m.cacheSha256AfterOnline()).isNotEqualTo(m.cacheSha256AtFreeze());
         assertThat(Checks.offlineFitFrozen(m)).isFalse();
@@ -97,8 +110,8 @@ class FoldBiasMutantsTest {
     @Test
     void clampedLeastSquaresViolatesTheNnlsKktConditions() {
         double t = threshold("nnls_kkt_conditions");
-        assertThat(Checks.nnlsKkt(metrics(Mutant.NONE), t)).isTrue();
-        assertThat(Checks.nnlsKkt(metrics(Mutant.NNLS_CLAMPED_LEAST_SQUARES), t)).isFalse();
+        assertThat(Checks.nnlsKkt(unbroken(), t)).isTrue();
+        assertThat(Checks.nnlsKkt(broken("clamped least squares", BrokenParts.with(BrokenParts.CLAMPED_LEAST_SQUARES_FOR_NNLS)), t)).isFalse();
     }
 
     /** The kernel contract demands bit equality; a fused multiply-add twin differs in the last bit somewhere. */
@@ -110,16 +123,28 @@ class FoldBiasMutantsTest {
         double[] ck = rng.normals(t * d, 0.0, 1.0);
         double[] beta = rng.normals(t, 0.0, 3.0);
         double[] u = rng.normals(d, 0.0, 1.0);
-        double[] twin = new CpuRankOneFold(false).fold(ck, beta, u, t, d);
-        assertThat(Checks.bitIdentical(twin, new CpuRankOneFold(false).fold(ck, beta, u, t, d))).isTrue();
-        assertThat(Checks.bitIdentical(new CpuRankOneFold(true).fold(ck, beta, u, t, d), twin)).isFalse();
+        double[] twin = new CpuRankOneFold().fold(ck, beta, u, t, d);
+        assertThat(Checks.bitIdentical(twin, new CpuRankOneFold().fold(ck, beta, u, t, d))).isTrue();
+        assertThat(Checks.bitIdentical(BrokenParts.FUSED_FOLD.fold(ck, beta, u, t, d), twin)).isFalse();
     }
 
-    /** Without pruning, a zero-weight key's β = ln 0 = −∞ is rejected with a named cause, never a NaN metric. */
+    /**
+     * Without pruning, a zero-weight key's β = ln 0 = −∞ would reach the attention; the attention rejects it with a
+     * named cause, never a NaN metric (the protocol's NNLS does leave keys at zero weight).
+     */
     @Test
-    void skippedPruningIsRejectedNotMeasured() {
-        assertThat(metrics(Mutant.NONE).compactKeysKept()).isLessThan(FoldBiasConfig.PROTOCOL.t());
-        assertThatThrownBy(() -> metrics(Mutant.SKIP_PRUNING))
+    void unprunedZeroWeightKeysAreRejectedNotMeasured() {
+        FoldBiasInputs in = inputs();
+        FoldBiasConfig c = in.config();
+        Compaction comp = new FoldBias(CpuBackend.INSTANCE).run(in).compaction();
+        assertThat(comp.size()).isLessThan(c.t());
+        double[] unprunedBeta = new double[c.t()];
+        for (int j = 0; j < c.t(); j++) {
+            unprunedBeta[j] = StrictMath.log(comp.weights()[j]);
+        }
+        double[] unprunedKeys = Dense.rows(in.keys(), c.d(), comp.selected());
+        assertThatThrownBy(() -> AttentionOps.weights(CpuBackend.INSTANCE, in.referenceQueries(), c.referenceQueries(),
+                unprunedKeys, c.t(), c.d(), unprunedBeta))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("bias[")
                 .hasMessageContaining("-Infinity");

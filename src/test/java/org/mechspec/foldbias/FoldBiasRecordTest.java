@@ -8,7 +8,7 @@ import org.mechspec.compute.CpuBackend;
 
 /**
  * What a run records besides its arrays: the fit ledger (FoldBiasRun.fitLog), the negative-weight count of the
- * metrics, and the fused-fold mutant's keys. Small problems (d = 8, n = 32, t = 8), computed per test.
+ * metrics, and the fused broken fold's keys. Small problems (d = 8, n = 32, t = 8), computed per test.
  */
 @Tag("fold-bias")
 class FoldBiasRecordTest {
@@ -27,10 +27,10 @@ class FoldBiasRecordTest {
     /** Every fitter entry point logs under its own name; a fit after freeze() is marked and counted. */
     @Test
     void theFitterMarksFitsAfterFreezing() {
-        OfflineFitter fitter = new OfflineFitter();
+        OfflineFitter fitter = new OfflineFitter(Solvers.EXACT);
         double[] a = {1, 0, 1, 1};
         fitter.nnls("w", a, 2, 2, new double[] {1, 1});
-        fitter.foldDirection(a, 2, 2, 1.0, Mutant.NONE);
+        fitter.foldDirection(a, 2, 2, 1.0);
         fitter.foldDirectionReference(a, 2, 2, 1.0);
         fitter.freeze();
         fitter.leastSquares("late", a, 2, 2, new double[] {1, 1}, 1);
@@ -50,7 +50,7 @@ class FoldBiasRecordTest {
         Compaction planted = new Compaction(c.selected(), c.nnlsMatrix(), c.nnlsTarget(), w, c.kept(), c.compactKeys(),
                 c.beta(), c.compactValues(), c.target());
         FoldBiasRun withNegatives = new FoldBiasRun(r.config(), planted, r.scaledQueries(), r.direction(),
-                r.referenceDirection(), r.foldedKeys(), r.roundedKeys(), r.refitKeys(), r.refitValues(),
+                r.referenceDirection(), r.foldedKeys(), r.roundedKeys(), r.refitValues(),
                 r.roundedReferenceWeights(), r.cacheSha256AtFreeze(), r.cacheSha256AfterOnline(), r.fitsAfterFreeze(),
                 r.fitLog(), r.deployedOutputs(), r.unroundedOutputs(), r.biasedOutputs(), r.droppedBiasOutputs(),
                 r.sameValueOutputs(), r.outputBounds());
@@ -59,12 +59,12 @@ class FoldBiasRecordTest {
     }
 
     /**
-     * The FUSED_FOLD mutant really folds with one rounding: K_f[j, c] = fma(β_j, u_c, C_k[j, c]) bit for bit, and
+     * The fused broken fold really folds with one rounding: K_f[j, c] = fma(β_j, u_c, C_k[j, c]) bit for bit, and
      * on this problem that differs from the twin's two roundings somewhere (β, u, C_k do not depend on the fold).
      */
     @Test
-    void fusedFoldMutantUsesFusedMultiplyAdd() {
-        FoldBiasRun r = new FoldBias(CpuBackend.INSTANCE, Mutant.FUSED_FOLD).run(FoldBiasInputs.draw(small, 3));
+    void fusedFoldUsesFusedMultiplyAdd() {
+        FoldBiasRun r = BrokenParts.with(BrokenParts.FUSED_FOLD).run(FoldBiasInputs.draw(small, 3));
         double[] ck = r.compaction().compactKeys();
         double[] beta = r.compaction().beta();
         double[] u = r.direction();

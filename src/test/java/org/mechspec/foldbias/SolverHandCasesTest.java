@@ -109,22 +109,22 @@ class SolverHandCasesTest {
     @Test
     void foldDirectionOfATwoByTwoProblem() {
         double[] a = {1, 0, 1, 1};
-        assertThat(FoldDirection.kkt(a, 2, 2, 1.0, Mutant.NONE)).containsExactly(new double[] {6.0 / 7, 2.0 / 7},
+        assertThat(FoldDirection.kkt(a, 2, 2, 1.0)).containsExactly(new double[] {6.0 / 7, 2.0 / 7},
                 within(1e-14));
         assertThat(FoldDirection.closedForm(a, 2, 2, 1.0)).containsExactly(new double[] {6.0 / 7, 2.0 / 7},
                 within(1e-14));
     }
 
     /**
-     * The mutants' own definitions on the same A, λ = 1: a top-left block 2AᵀA + λI is the problem with λ/2,
+     * The broken solvers' own definitions on the same A, λ = 1: a top-left block 2AᵀA + λI is the problem with λ/2,
      * u(1/2) = (8/9, 2/9); the plain ridge fit is H⁻¹Aᵀ1 = [[3, 1], [1, 2]]⁻¹(2, 1) = (3/5, 1/5).
      */
     @Test
-    void foldDirectionMutantsSolveTheirStatedProblems() {
+    void brokenFoldDirectionsSolveTheirStatedProblems() {
         double[] a = {1, 0, 1, 1};
-        assertThat(FoldDirection.kkt(a, 2, 2, 1.0, Mutant.KKT_RIDGE_NOT_DOUBLED))
+        assertThat(BrokenParts.KKT_RIDGE_NOT_DOUBLED.foldDirection(a, 2, 2, 1.0))
                 .containsExactly(new double[] {8.0 / 9, 2.0 / 9}, within(1e-14));
-        assertThat(FoldDirection.kkt(a, 2, 2, 1.0, Mutant.DROP_MEAN_CONSTRAINT))
+        assertThat(BrokenParts.RIDGE_WITHOUT_MEAN_CONSTRAINT.foldDirection(a, 2, 2, 1.0))
                 .containsExactly(new double[] {0.6, 0.2}, within(1e-14));
     }
 }

@@ -12,11 +12,14 @@ import org.junit.jupiter.api.Test;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.data.DataFiles;
 import org.mechspec.data.WikiText2;
+import org.mechspec.spec.MissingDataSkips;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The committed fixture {@code fixtures/checkpoints/tiny-qwen2} is what its training record says: same bytes,
  * same test perplexity on the record's quick-check blocks, and within the issue's constraints.
  */
+@ExtendWith(MissingDataSkips.class)
 @Tag("model")
 class FixtureTest {
     static final Path DIR = Checkpoint.tinyQwen2();

@@ -16,7 +16,7 @@ import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.PackedKvCache;
 import org.mechspec.data.DataFiles;
-import org.opentest4j.TestAbortedException;
+import org.mechspec.data.DataFiles.MissingDataException;
 
 /** Bad input gets a clear exception naming the cause, never a NaN metric or a silent substitute. */
 @Tag("pn-mix")
@@ -39,7 +39,7 @@ class PnMixBadInputTest {
     @Test
     void absentHamletSkipsNamingTheFileAndTheFlag(@TempDir Path empty) {
         assertThatThrownBy(() -> withDataDir(empty, () -> PnMixExperiment.run(42, CpuBackend.INSTANCE, Mutant.NONE)))
-                .isInstanceOf(TestAbortedException.class)
+                .isInstanceOf(MissingDataException.class)
                 .hasMessageContaining("hamlet/hamlet.txt").hasMessageContaining("-Dmechspec.data.dir")
                 .hasMessageContaining("gutenberg.org/ebooks/1524");
     }

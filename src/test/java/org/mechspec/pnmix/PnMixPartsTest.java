@@ -6,8 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.MissingDataSkips;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /** Small parts of the mechanism: key plans, saliency selection, the data reader, the layer's vocabulary. */
+@ExtendWith(MissingDataSkips.class)
 class PnMixPartsTest {
 
     @Test
