@@ -37,8 +37,8 @@ public final class PairSaliency {
         return scores;
     }
 
-    /** The top {@code highPerHead} pairs per head (ties → lower index); {@code lowest} picks the bottom ones. */
-    public static PairMask select(double[] scores, int kvHeads, int pairs, int highPerHead, boolean lowest) {
+    /** The top {@code highPerHead} pairs per head (ties → lower index). */
+    public static PairMask select(double[] scores, int kvHeads, int pairs, int highPerHead) {
         if (highPerHead < 0 || highPerHead > pairs) {
             throw new IllegalArgumentException("high pairs per head must be 0.." + pairs + ", got " + highPerHead);
         }
@@ -52,7 +52,7 @@ public final class PairSaliency {
                         continue;
                     }
                     // strict comparison keeps the lower index on ties
-                    if (best < 0 || (lowest ? scores[i] < scores[best] : scores[i] > scores[best])) {
+                    if (best < 0 || scores[i] > scores[best]) {
                         best = i;
                     }
                 }

@@ -17,34 +17,39 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public static final int RANDOM_MASKS = 8;
     public static final int UNIFORM_KEY_BITS = 2;
 
-    public static PnMixExperiment run(long seed, Backend backend, Mutant mutant) {
+    public static PnMixExperiment run(long seed, Backend backend) {
         PnMixConfig config = PnMixConfig.pinned();
         HamletTokens.Tokens tokens = HamletTokens.first(config.totalTokens());
-        return run(seed, tokens.bytes(), tokens.fileSha256(), config, backend, mutant);
+        return run(seed, tokens.bytes(), tokens.fileSha256(), config, backend);
     }
 
-    /** The same over any token bytes (mutant tests use synthetic ones, so they run without the data set). */
-    public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config, Backend backend,
-                                      Mutant mutant) {
-        Rng rng = new Rng(mutant == Mutant.UNSEEDED_INIT ? seed ^ System.nanoTime() : seed);
-        PairLayout ropeLayout = PnMixProtocol.effectiveLayout(config, mutant);
-        Projections truth = new RandomRopeLayer(rng, config, ropeLayout).project(tokens);
-        return over(seed, truth, rng, datasetSha256, config, backend, mutant);
+    /** The same over any token bytes (tests use synthetic ones, so they run without the data set). */
+    public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config,
+                                      Backend backend) {
+        Rng rng = new Rng(seed);
+        Projections truth = new RandomRopeLayer(rng, config, config.layout()).project(tokens);
+        return over(seed, truth, rng, datasetSha256, config, backend);
     }
 
     /** The mechanism and its baselines over given truth; {@code rng} continues with the random masks. */
     public static PnMixExperiment over(long seed, Projections truth, Rng rng, String datasetSha256, PnMixConfig config,
-                                       Backend backend, Mutant mutant) {
-        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, true)
+                                       Backend backend) {
+        return over(seed, truth, rng, datasetSha256, config, backend, PairSaliency::scores);
+    }
+
+    /** The same with the mechanism's pair scores given (the baselines use no saliency). */
+    static PnMixExperiment over(long seed, Projections truth, Rng rng, String datasetSha256, PnMixConfig config,
+                                Backend backend, SaliencyScores saliency) {
+        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, saliency, true)
                 .run(truth, KeyPlan.saliency());
         PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.kvHeads(), config.pairs(), config.highPairsPerHead());
         PnMixResult[] random = new PnMixResult[masks.length];
         for (int m = 0; m < masks.length; m++) {
-            random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, mutant, false)
+            random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, false)
                     .run(truth, KeyPlan.fixedMask(masks[m]));
         }
         PnMixResult uniform = new PnMixProtocol(config.withKeyBits(UNIFORM_KEY_BITS, UNIFORM_KEY_BITS),
-                PackedCacheOps.forBackend(backend), backend, mutant, false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
+                PackedCacheOps.forBackend(backend), backend, false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
         return new PnMixExperiment(seed, datasetSha256, truth, main, random, uniform);
     }
 

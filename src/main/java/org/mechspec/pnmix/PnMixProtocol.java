@@ -19,28 +19,25 @@ public final class PnMixProtocol {
     private final PnMixConfig config;
     private final PackedCacheOps ops;
     private final Backend backend;
-    private final Mutant mutant;
+    private final SaliencyScores saliency;
     private final boolean measureOracle;
 
     /**
      * @param backend runs the dequantized-cache oracle attention
      * @param measureOracle also compare each online call with backend attention over the dequantized cache
      */
-    public PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, Mutant mutant, boolean measureOracle) {
+    public PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, boolean measureOracle) {
+        this(config, ops, backend, PairSaliency::scores, measureOracle);
+    }
+
+    /** @param saliency the pair scores the mask is chosen from (the protocol's: {@link PairSaliency#scores}) */
+    PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, SaliencyScores saliency,
+                  boolean measureOracle) {
         this.config = config;
         this.ops = ops;
         this.backend = backend;
-        this.mutant = mutant;
+        this.saliency = saliency;
         this.measureOracle = measureOracle;
-    }
-
-    /** The layout the mechanism actually pairs channels by (RoPE, saliency, key widths). */
-    static PairLayout effectiveLayout(PnMixConfig config, Mutant mutant) {
-        return mutant == Mutant.HALF_SPLIT_WHERE_ADJACENT ? PairLayout.HALF_SPLIT : config.layout();
-    }
-
-    PairLayout effectiveLayout() {
-        return effectiveLayout(config, mutant);
     }
 
     public PnMixResult run(Projections truth, KeyPlan plan) {
@@ -54,7 +51,7 @@ public final class PnMixProtocol {
         int hq = config.queryHeads();
         int d = config.headDim();
         int c = config.kvChannels();
-        PairLayout layout = effectiveLayout();
+        PairLayout layout = config.layout();
         CountingOps counted = new CountingOps(ops);
 
         int saliencyComputations = 0;
@@ -67,7 +64,7 @@ public final class PnMixProtocol {
         }
         int[] keyBits = keyBits(mask, plan, layout);
         byte[] maskBytes = mask == null ? new byte[0] : mask.bytes();
-        StreamingCache cache = new StreamingCache(config, counted, keyBits, maskBytes, mutant);
+        StreamingCache cache = new StreamingCache(config, counted, keyBits, maskBytes);
         for (int t = 0; t < config.prefillTokens(); t++) {
             cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
         }
@@ -77,11 +74,6 @@ public final class PnMixProtocol {
         boolean maskUnchanged = true;
         for (int t = config.prefillTokens(); t < n; t++) {
             cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
-            if (mutant == Mutant.RECOMPUTE_SALIENCY_DURING_DECODE) {
-                mask = saliency(truth, t + 1);
-                saliencyComputations++;
-                cache.setKeyBits(mask.channelBits(d, layout, config.highBits(), config.lowBits()), mask.bytes());
-            }
             maskUnchanged &= Arrays.equals(cache.maskBytes(), maskBytes);
             step(truth, cache, counted, t, online);
         }
@@ -98,8 +90,7 @@ public final class PnMixProtocol {
                     System.arraycopy(truth.q(), (config.prefillTokens() + i) * hq * d + h * d, q, (h * decode + i) * d, d);
                 }
             }
-            boolean causal = mutant != Mutant.FINAL_CALL_NOT_CAUSAL;
-            finalOut = attendCounted(counted, last, q, decode, causal).out();
+            finalOut = counted.attend(last, q, hq, decode, true, true).out();
         }
         double maxDelta = 0.0;
         double unchanged = 0.0;
@@ -161,9 +152,8 @@ public final class PnMixProtocol {
 
     /** Saliency over the non-sink tokens before {@code end}, in the layout the mechanism uses. */
     private PairMask saliency(Projections truth, int end) {
-        double[] scores = PairSaliency.scores(truth, config.sinkTokens(), end, effectiveLayout());
-        return PairSaliency.select(scores, config.kvHeads(), config.pairs(), config.highPairsPerHead(),
-                mutant == Mutant.INVERT_SALIENCY);
+        double[] scores = saliency.scores(truth, config.sinkTokens(), end, config.layout());
+        return PairSaliency.select(scores, config.kvHeads(), config.pairs(), config.highPairsPerHead());
     }
 
     private int[] keyBits(PairMask mask, KeyPlan plan, PairLayout layout) {
@@ -182,7 +172,7 @@ public final class PnMixProtocol {
         int c = config.kvChannels();
         PackedKvCache view = cache.view();
         double[] q = Projections.row(truth.q(), hq * d, t);
-        PackedAttention quant = attendCounted(counted, view, q, 1, false);
+        PackedAttention quant = counted.attend(view, q, hq, 1, false, true);
         int len = t + 1;
         byte[] keys = halfBytes(truth.k(), len * c);
         byte[] values = halfBytes(truth.v(), len * c);
@@ -205,24 +195,6 @@ public final class PnMixProtocol {
             }
             acc.residualStartAtCall[i] = view.residualStart();
         }
-    }
-
-    /** One call, or (mutant) one call per query head keeping that head's rows. */
-    private PackedAttention attendCounted(CountingOps counted, PackedKvCache view, double[] q, int queryLen, boolean causal) {
-        int hq = config.queryHeads();
-        if (mutant != Mutant.PER_HEAD_ATTENTION_CALLS) {
-            return counted.attend(view, q, hq, queryLen, causal, true);
-        }
-        int rows = queryLen * config.headDim();
-        int keyLen = view.length();
-        double[] out = new double[hq * rows];
-        double[] logits = new double[hq * queryLen * keyLen];
-        for (int h = 0; h < hq; h++) {
-            PackedAttention one = counted.attend(view, q, hq, queryLen, causal, true);
-            System.arraycopy(one.out(), h * rows, out, h * rows, rows);
-            System.arraycopy(one.logits(), h * queryLen * keyLen, logits, h * queryLen * keyLen, queryLen * keyLen);
-        }
-        return new PackedAttention(out, logits);
     }
 
     private static byte[] halfBytes(double[] a, int count) {

@@ -19,12 +19,11 @@ import org.mechspec.compute.PackedKvCache;
 public final class StreamingCache {
     private final PnMixConfig config;
     private final PackedCacheOps ops;
-    private final Mutant mutant;
     private final int sinkCapacity;
     private final int rowBytes;
     private final OneBitLevels oneBit;
-    private int[] keyBits;
-    private byte[] mask;
+    private final int[] keyBits;
+    private final byte[] mask;
     private byte[] sinkKeys = new byte[0];
     private byte[] sinkValues = new byte[0];
     private int sinkCount;
@@ -38,26 +37,21 @@ public final class StreamingCache {
      * @param keyBits bit width of each key channel (kvHead·headDim + dim)
      * @param mask the stored form of whatever chose those widths (the 4-byte pair mask; empty for uniform keys)
      */
-    public StreamingCache(PnMixConfig config, PackedCacheOps ops, int[] keyBits, byte[] mask, Mutant mutant) {
-        this.config = config;
-        this.ops = ops;
-        this.mutant = mutant;
-        this.sinkCapacity = mutant == Mutant.QUANTIZE_SINKS ? 0 : config.sinkTokens();
-        this.rowBytes = 2 * config.kvChannels();
-        this.oneBit = mutant == Mutant.MIN_MAX_ONE_BIT ? OneBitLevels.MIN_MAX : config.oneBitLevels();
-        setKeyBits(keyBits, mask);
-    }
-
-    /** Replaces the widths used for groups quantized from now on (only the saliency-recomputing mutant does this). */
-    void setKeyBits(int[] bits, byte[] maskBytes) {
-        if (bits.length != config.kvChannels()) {
-            throw new IllegalArgumentException("key bit widths: " + bits.length + " given, " + config.kvChannels() + " channels");
+    public StreamingCache(PnMixConfig config, PackedCacheOps ops, int[] keyBits, byte[] mask) {
+        if (keyBits.length != config.kvChannels()) {
+            throw new IllegalArgumentException("key bit widths: " + keyBits.length + " given, " + config.kvChannels()
+                    + " channels");
         }
-        for (int b : bits) {
+        for (int b : keyBits) {
             BitPacking.requireBits("key channel", b);
         }
-        this.keyBits = bits.clone();
-        this.mask = maskBytes.clone();
+        this.config = config;
+        this.ops = ops;
+        this.sinkCapacity = config.sinkTokens();
+        this.rowBytes = 2 * config.kvChannels();
+        this.oneBit = config.oneBitLevels();
+        this.keyBits = keyBits.clone();
+        this.mask = mask.clone();
         track(0);
     }
 
@@ -124,9 +118,6 @@ public final class StreamingCache {
         long n = sinkKeys.length + residualKeys.length + mask.length;
         for (PackedKvCache.Group gr : groups) {
             n += gr.keys().codes().length + gr.keys().meta().length;
-        }
-        if (mutant == Mutant.COUNT_BYTE_TWICE) {
-            n += mask.length;
         }
         return n;
     }

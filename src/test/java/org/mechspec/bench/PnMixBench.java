@@ -7,7 +7,6 @@ import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.PackedKvCache;
 import org.mechspec.compute.Rng;
-import org.mechspec.pnmix.Mutant;
 import org.mechspec.pnmix.PairMask;
 import org.mechspec.pnmix.PnMixConfig;
 import org.mechspec.pnmix.RandomMasks;
@@ -55,7 +54,7 @@ public class PnMixBench {
         Rng rng = new Rng(42);
         PairMask mask = RandomMasks.draw(rng, 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
         StreamingCache cache = new StreamingCache(c, ops, mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()),
-                mask.bytes(), Mutant.NONE);
+                mask.bytes());
         int channels = c.kvChannels();
         byte[] keys = new byte[2 * tokens * channels];
         byte[] values = new byte[2 * tokens * channels];

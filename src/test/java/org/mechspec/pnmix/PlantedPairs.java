@@ -17,10 +17,11 @@ final class PlantedPairs {
     }
 
     static PnMixExperiment experiment(long seed) {
-        return experiment(seed, Mutant.NONE);
+        return experiment(seed, PairSaliency::scores);
     }
 
-    static PnMixExperiment experiment(long seed, Mutant mutant) {
+    /** The same with the mechanism's pair scores given. */
+    static PnMixExperiment experiment(long seed, SaliencyScores saliency) {
         PnMixConfig c = config();
         Rng rng = new Rng(seed);
         int d = c.headDim();
@@ -46,6 +47,6 @@ final class PlantedPairs {
             }
         }
         Projections truth = new Projections(n, c.queryHeads(), c.kvHeads(), d, q, k, q, k, q, k, v);
-        return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE, mutant);
+        return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE, saliency);
     }
 }

@@ -38,7 +38,7 @@ class PnMixBadInputTest {
 
     @Test
     void absentHamletSkipsNamingTheFileAndTheFlag(@TempDir Path empty) {
-        assertThatThrownBy(() -> withDataDir(empty, () -> PnMixExperiment.run(42, CpuBackend.INSTANCE, Mutant.NONE)))
+        assertThatThrownBy(() -> withDataDir(empty, () -> PnMixExperiment.run(42, CpuBackend.INSTANCE)))
                 .isInstanceOf(MissingDataException.class)
                 .hasMessageContaining("hamlet/hamlet.txt").hasMessageContaining("-Dmechspec.data.dir")
                 .hasMessageContaining("gutenberg.org/ebooks/1524");
@@ -87,9 +87,9 @@ class PnMixBadInputTest {
     @Test
     void nonFiniteOrNonHalfRowsAndBadShapesAreRejected() {
         PnMixConfig c = PnMixConfig.pinned();
-        assertThatThrownBy(() -> new StreamingCache(c, new CpuPackedCacheOps(), new int[64], new byte[4], Mutant.NONE))
+        assertThatThrownBy(() -> new StreamingCache(c, new CpuPackedCacheOps(), new int[64], new byte[4]))
                 .hasMessageContaining("key channel must be 1..8 bits, got 0");
-        StreamingCache ok = new StreamingCache(c, new CpuPackedCacheOps(), filled(64, 2), new byte[4], Mutant.NONE);
+        StreamingCache ok = new StreamingCache(c, new CpuPackedCacheOps(), filled(64, 2), new byte[4]);
         double[] nan = new double[64];
         nan[5] = Double.NaN;
         assertThatThrownBy(() -> ok.append(nan, new double[64])).hasMessageContaining("k[5] = NaN is not a finite fp16 value");

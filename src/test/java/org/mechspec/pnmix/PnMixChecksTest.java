@@ -30,7 +30,7 @@ class PnMixChecksTest {
     private final PnMixResult r = run(c, truth);
 
     private static PnMixResult run(PnMixConfig c, Projections truth) {
-        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, Mutant.NONE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
     }
 
     private static PackedKvCache withGroups(PackedKvCache k, List<PackedKvCache.Group> groups) {
@@ -271,7 +271,7 @@ class PnMixChecksTest {
         // Groups of 8: 3/1-bit keys take 3 + 1 bytes per channel pair, uniform 2-bit 2 + 2: equal budgets.
         PnMixConfig eq = PnMixFixtures.small(2, 1, 8, 2, 8, 18, 6, 3, 1, 2);
         Projections t = PnMixFixtures.syntheticTruth(eq, SEED, eq.layout());
-        PnMixExperiment e = PnMixExperiment.over(SEED, t, new Rng(SEED), "x", eq, CpuBackend.INSTANCE, Mutant.NONE);
+        PnMixExperiment e = PnMixExperiment.over(SEED, t, new Rng(SEED), "x", eq, CpuBackend.INSTANCE);
         double main = e.main().attentionKl();
         PnMixExperiment above = Records.with(e, "uniform", Records.with(e.uniform(), "attentionKl", Math.nextUp(main)));
         PnMixExperiment equal = Records.with(e, "uniform", Records.with(e.uniform(), "attentionKl", main));

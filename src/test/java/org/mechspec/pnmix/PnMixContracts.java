@@ -157,7 +157,7 @@ class PnMixContracts {
 
     private static PnMixResult smallRun(PnMixConfig c, long seed) {
         Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.layout());
-        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, Mutant.NONE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
     }
 
     @Contract(paper = PAPER, check = "saliency_computed_once")
@@ -213,7 +213,7 @@ class PnMixContracts {
                 copyPair(t.k(), c.headDim());
             }
             PairMask got = PairSaliency.select(PairSaliency.scores(t, c.sinkTokens(), c.prefillTokens(), c.layout()),
-                    c.kvHeads(), c.pairs(), c.highPairsPerHead(), false);
+                    c.kvHeads(), c.pairs(), c.highPairsPerHead());
             assertThat(got).isEqualTo(PnMixChecks.specSaliency(t, c));
             if (tie) {
                 for (int h = 0; h < c.kvHeads(); h++) {
@@ -465,7 +465,7 @@ class PnMixContracts {
     @Seeded
     void sameSeedMetricsIdentical(SeedRun run) {
         PnMixExperiment first = PnMixFixtures.experiment(run);
-        PnMixExperiment again = PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE);
+        PnMixExperiment again = PnMixExperiment.run(run.seed(), run.backend());
         boolean same = PnMixChecks.metricsIdentical(first.metrics(), again.metrics());
         run.metric("same_seed_metrics_identical", same);
         assertThat(same).as("every metric of a second run of seed %d bit for bit", run.seed()).isTrue();

@@ -180,7 +180,7 @@ class PnMixDefinitionContracts {
         qt().withExamples(4).forAll(longs().all()).checkAssert(seed -> {
             PnMixConfig c = PlantedPairs.config();
             PnMixExperiment e = PnMixExperiment.run(seed, PnMixFixtures.syntheticTokens(seed + 1, c.totalTokens()), "synthetic", c,
-                    CpuBackend.INSTANCE, Mutant.NONE);
+                    CpuBackend.INSTANCE);
             assertThat(StreamChecks.randomMaskMismatches(masks(e), seed, c)).isZero();
         });
     }
@@ -203,7 +203,7 @@ class PnMixDefinitionContracts {
     void figuresOfSmallRunsMatchTheirDefinitions() {
         qt().withExamples(20).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
             Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.layout());
-            PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, Mutant.NONE, false)
+            PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, false)
                     .run(truth, KeyPlan.saliency());
             for (FigureChecks.Figure f : FigureChecks.figures(r, truth)) {
                 assertThat(f.holds()).as("%s", f).isTrue();

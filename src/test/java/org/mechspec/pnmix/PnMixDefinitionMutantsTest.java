@@ -30,7 +30,7 @@ class PnMixDefinitionMutantsTest {
     private final Projections truth = PnMixFixtures.syntheticTruth(pinned, SEED, PairLayout.ADJACENT);
 
     private PnMixResult run(PackedCacheOps ops) {
-        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, Mutant.NONE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
     }
 
     // ---- RoPE ------------------------------------------------------------------------------------------------
@@ -121,7 +121,7 @@ class PnMixDefinitionMutantsTest {
     void masksGivingLaterHeadsNoHighPairsOrABiasedShuffleBreakTheRandomMaskCheck() {
         PnMixConfig c = PlantedPairs.config();
         PnMixExperiment e = PnMixExperiment.run(SEED, PnMixFixtures.syntheticTokens(SEED + 1, c.totalTokens()), "synthetic", c,
-                CpuBackend.INSTANCE, Mutant.NONE);
+                CpuBackend.INSTANCE);
         PairMask[] masks = PnMixDefinitionContracts.masks(e);
         assertThat(StreamChecks.randomMaskMismatches(masks, SEED, c)).isZero();
 

@@ -19,7 +19,7 @@ final class PnMixFixtures {
     /** The seed's experiment on the run's backend, computed once; records the dataset and runtime figures. */
     static PnMixExperiment experiment(SeedRun run) {
         PnMixExperiment e = run.shared("experiment", PnMixExperiment.class,
-                () -> PnMixExperiment.run(run.seed(), run.backend(), Mutant.NONE));
+                () -> PnMixExperiment.run(run.seed(), run.backend()));
         run.dataset(HamletTokens.FILE, e.datasetSha256());
         run.runtime("device_kind", run.backend().name());
         run.runtime("accelerator_model", run.backend().device());
@@ -57,7 +57,7 @@ final class PnMixFixtures {
 
     /** A cache of {@code tokens} random fp16 rows appended through the mechanism on the CPU. */
     static StreamingCache filledCache(PnMixConfig c, int[] keyBits, byte[] mask, int tokens, long seed, double[][] truthOut) {
-        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), keyBits, mask, Mutant.NONE);
+        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), keyBits, mask);
         Rng rng = new Rng(seed);
         double[] k = halfRows(rng, tokens, c.kvChannels(), 1.0);
         double[] v = halfRows(rng, tokens, c.kvChannels(), 1.0);

@@ -3,9 +3,10 @@ package org.mechspec.pnmix;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
-import java.util.EnumMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
@@ -26,26 +27,34 @@ import org.mechspec.compute.PackedKvCache;
 class PnMixMutantsTest {
     private static final long SEED = 42;
     private final PnMixConfig pinned = PnMixConfig.pinned();
-    /** One run per mutant, held by this class's instance, so every launch computes its own. */
-    private final Map<Mutant, PnMixResult> runs = new EnumMap<>(Mutant.class);
+    /** One run per broken mechanism, held by this class's instance, so every launch computes its own. */
+    private final Map<String, PnMixResult> runs = new HashMap<>();
     private static final double TIGHT = 1e-12;
 
-    private Projections truth(Mutant m) {
-        return PnMixFixtures.syntheticTruth(pinned, SEED, PnMixProtocol.effectiveLayout(pinned, m));
+    private Projections truth() {
+        return truth(PairLayout.ADJACENT);
     }
 
-    private synchronized PnMixResult run(Mutant m) {
-        return runs.computeIfAbsent(m, k -> run(k, new CpuPackedCacheOps(), truth(k)));
+    private Projections truth(PairLayout ropeLayout) {
+        return PnMixFixtures.syntheticTruth(pinned, SEED, ropeLayout);
     }
 
-    private PnMixResult run(Mutant m, PackedCacheOps ops, Projections truth) {
-        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, m, true).run(truth, KeyPlan.saliency());
+    private synchronized PnMixResult run(String name, Supplier<PnMixResult> run) {
+        return runs.computeIfAbsent(name, k -> run.get());
+    }
+
+    private PnMixResult unbroken() {
+        return run("unbroken", () -> run(new CpuPackedCacheOps(), truth()));
+    }
+
+    private PnMixResult run(PackedCacheOps ops, Projections truth) {
+        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
     }
 
     @Test
     void theSpecifiedMechanismPassesEveryCheck() {
-        PnMixResult r = run(Mutant.NONE);
-        Projections t = truth(Mutant.NONE);
+        PnMixResult r = unbroken();
+        Projections t = truth();
         assertThat(PnMixChecks.byteAccountingExact(r)).isTrue();
         assertThat(PnMixChecks.tokenAccountingExact(r)).isTrue();
         assertThat(PnMixChecks.sinkKeysExact(r, t.k(), 0.0)).isTrue();
@@ -64,8 +73,8 @@ class PnMixMutantsTest {
         PnMixConfig small = PlantedPairs.config();
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED, small.totalTokens());
         assertThat(PnMixChecks.metricsIdentical(
-                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.NONE).metrics(),
-                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.NONE).metrics())).isTrue();
+                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE).metrics(),
+                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE).metrics())).isTrue();
         assertThat(PnMixKernelChecks.quantizePackMismatches(new CpuPackedCacheOps(), new CpuPackedCacheOps(), SEED)).isZero();
         PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(SEED, 1);
         assertThat(PnMixKernelChecks.attentionFp64(new CpuPackedCacheOps(), a).holds()).isTrue();
@@ -74,22 +83,22 @@ class PnMixMutantsTest {
 
     @Test
     void countingAByteTwiceBreaksByteAccounting() {
-        assertThat(PnMixChecks.byteAccountingExact(run(Mutant.COUNT_BYTE_TWICE))).isFalse();
+        assertThat(PnMixChecks.byteAccountingExact(BrokenPnMix.maskCountedTwice(unbroken()))).isFalse();
     }
 
     @Test
     void quantizingSinksBreaksSinkKeysAndTokenAccounting() {
-        PnMixResult r = run(Mutant.QUANTIZE_SINKS);
-        assertThat(PnMixChecks.sinkKeysExact(r, truth(Mutant.QUANTIZE_SINKS).k(), 0.0)).as("sink error %s", r.sinkKeyMaxError()).isFalse();
+        PnMixResult r = run("quantized sinks", () -> BrokenPnMix.quantizedSinks(pinned, truth()));
+        assertThat(PnMixChecks.sinkKeysExact(r, truth().k(), 0.0)).as("sink error %s", r.sinkKeyMaxError()).isFalse();
         assertThat(PnMixChecks.tokenAccountingExact(r)).isFalse();
     }
 
     @Test
     void recomputingSaliencyDuringDecodeBreaksComputedOnceAndTheUnchangedMask() {
-        assertThat(PnMixChecks.saliencyComputedOnce(run(Mutant.RECOMPUTE_SALIENCY_DURING_DECODE))).isFalse();
+        assertThat(PnMixChecks.saliencyComputedOnce(BrokenPnMix.recomputedSaliency(unbroken(), truth()))).isFalse();
         // Decode tokens whose low pairs are 20x larger: recomputed saliency must move the mask.
-        Projections t = truth(Mutant.NONE);
-        PairMask prefillMask = run(Mutant.NONE).mask();
+        Projections t = truth();
+        PairMask prefillMask = unbroken().mask();
         int d = pinned.headDim();
         for (int tok = pinned.prefillTokens(); tok < pinned.totalTokens(); tok++) {
             for (int h = 0; h < pinned.queryHeads(); h++) {
@@ -99,9 +108,9 @@ class PnMixMutantsTest {
                 boost(t.k(), tok * pinned.kvChannels() + h * d, prefillMask, h);
             }
         }
-        PnMixResult r = run(Mutant.RECOMPUTE_SALIENCY_DURING_DECODE, new CpuPackedCacheOps(), t);
-        assertThat(PnMixChecks.maskUnchangedAfterDecode(r)).isFalse();
-        assertThat(PnMixChecks.maskUnchangedAfterDecode(run(Mutant.NONE, new CpuPackedCacheOps(), t))).isTrue();
+        PnMixResult boosted = run(new CpuPackedCacheOps(), t);
+        assertThat(PnMixChecks.maskUnchangedAfterDecode(BrokenPnMix.recomputedSaliency(boosted, t))).isFalse();
+        assertThat(PnMixChecks.maskUnchangedAfterDecode(boosted)).isTrue();
     }
 
     private void boost(double[] rows, int base, PairMask mask, int kvHead) {
@@ -114,37 +123,40 @@ class PnMixMutantsTest {
 
     @Test
     void halfSplitPairsWhereAdjacentWasAskedBreakRopeNormsAndSaliency() {
-        PnMixResult r = run(Mutant.HALF_SPLIT_WHERE_ADJACENT);
-        Projections t = truth(Mutant.HALF_SPLIT_WHERE_ADJACENT);
+        Projections t = truth(PairLayout.HALF_SPLIT);
+        PnMixResult r = BrokenPnMix.halfSplitWhereAdjacent(pinned, t);
         assertThat(PnMixChecks.ropePairNormMaxError(t, PairLayout.ADJACENT)).isGreaterThan(TIGHT);
         assertThat(PnMixChecks.saliencyMaskMismatches(r, t)).isPositive();
     }
 
     @Test
     void minMaxLevelsForOneBitBreakTheQuantizerCheck() {
-        PnMixResult r = run(Mutant.MIN_MAX_ONE_BIT);
-        Projections t = truth(Mutant.MIN_MAX_ONE_BIT);
+        Projections t = truth();
+        PnMixResult r = run("min-max 1-bit", () -> run(new BrokenPnMix.MinMaxOneBitOps(), t));
         assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), t.k(), t.v())).isPositive();
-        assertThat(r.keyMse()).as("min-max levels waste the 1-bit code").isGreaterThan(run(Mutant.NONE).keyMse());
+        assertThat(r.keyMse()).as("min-max levels waste the 1-bit code").isGreaterThan(unbroken().keyMse());
     }
 
     @Test
     void nonCausalFinalCallBreaksOnlineVsFinal() {
-        assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(run(Mutant.FINAL_CALL_NOT_CAUSAL), TIGHT)).isFalse();
+        PnMixResult r = run(new BrokenPnMix.NonCausalOps(), truth());
+        assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, TIGHT)).isFalse();
     }
 
     @Test
     void perHeadAttentionCallsBreakTheCallCount() {
-        PnMixResult r = run(Mutant.PER_HEAD_ATTENTION_CALLS);
+        PnMixResult r = BrokenPnMix.perHeadCalls(unbroken());
         assertThat(PnMixChecks.attentionCallsCounted(r)).as("%d calls", r.attentionCalls()).isFalse();
     }
 
     @Test
     void invertedSaliencyLosesToRandomMasksAndToUniformKeys() {
-        PnMixExperiment e = PlantedPairs.experiment(SEED, Mutant.INVERT_SALIENCY);
+        PnMixExperiment e = PlantedPairs.experiment(SEED, BrokenPnMix.INVERTED_SALIENCY);
         assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).isFalse();
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).isFalse();
-        assertThat(PnMixChecks.saliencyMaskMismatches(run(Mutant.INVERT_SALIENCY), truth(Mutant.INVERT_SALIENCY))).isPositive();
+        PnMixResult inverted = new PnMixProtocol(pinned, new CpuPackedCacheOps(), CpuBackend.INSTANCE,
+                BrokenPnMix.INVERTED_SALIENCY, true).run(truth(), KeyPlan.saliency());
+        assertThat(PnMixChecks.saliencyMaskMismatches(inverted, truth())).isPositive();
     }
 
     @Test
@@ -152,8 +164,8 @@ class PnMixMutantsTest {
         PnMixConfig small = PlantedPairs.config();
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED, small.totalTokens());
         assertThat(PnMixChecks.metricsIdentical(
-                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.UNSEEDED_INIT).metrics(),
-                PnMixExperiment.run(SEED, tokens, "synthetic", small, CpuBackend.INSTANCE, Mutant.UNSEEDED_INIT).metrics())).isFalse();
+                BrokenPnMix.unseeded(SEED, tokens, small).metrics(),
+                BrokenPnMix.unseeded(SEED, tokens, small).metrics())).isFalse();
     }
 
     /** A packer that drops each code's top bit (for widths of 2 and more). */
@@ -173,7 +185,7 @@ class PnMixMutantsTest {
     void aPackerDroppingTheTopBitBreaksRoundTripsAndBitEquality() {
         PackedCacheOps broken = new TopBitDroppingOps();
         assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), new int[] {3, 2, 1, 0}, 4, new int[] {2}, 1, 2)).isZero();
-        assertThat(PnMixChecks.packRoundTripMismatches(run(Mutant.NONE).finalCache(), broken)).isPositive();
+        assertThat(PnMixChecks.packRoundTripMismatches(unbroken().finalCache(), broken)).isPositive();
         assertThat(PnMixChecks.codeRoundTripMismatches(broken, new int[] {3, 2, 1, 0}, 4, new int[] {2}, 1, 2)).isPositive();
         assertThat(PnMixKernelChecks.quantizePackMismatches(broken, new CpuPackedCacheOps(), SEED)).isPositive();
     }
@@ -204,9 +216,9 @@ class PnMixMutantsTest {
 
     @Test
     void anAttentionKernelMisreadingCodesBreaksTheOracleMatchAndTheFlashRule() {
-        PnMixResult r = run(Mutant.NONE, new MisreadingOps(), truth(Mutant.NONE));
+        PnMixResult r = run(new MisreadingOps(), truth());
         assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).as("error %s", r.packedVsOracleMaxError()).isFalse();
-        assertThat(PnMixChecks.packedMatchesOracle(run(Mutant.NONE), TIGHT)).isTrue();
+        assertThat(PnMixChecks.packedMatchesOracle(unbroken(), TIGHT)).isTrue();
         PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(SEED, 0);
         assertThat(PnMixKernelChecks.attentionFp64(new CpuPackedCacheOps(), a).holds()).isTrue();
         assertThat(PnMixKernelChecks.attentionFp32(new CpuPackedCacheOps(), a).holds()).isTrue();

@@ -25,14 +25,12 @@ class PnMixPartsTest {
 
     @Test
     void selectionKeepsTheLowerIndexOnTies() {
-        // one head, four pairs; the extreme score is shared by pairs 1 and 3
-        assertThat(PairSaliency.select(new double[] {3, 1, 2, 1}, 1, 4, 1, true)).isEqualTo(flags(1));
-        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 1, false)).isEqualTo(flags(1));
-        assertThat(PairSaliency.select(new double[] {3, 1, 2, 1}, 1, 4, 2, true)).isEqualTo(flags(1, 3));
-        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 3, false)).isEqualTo(flags(1, 2, 3));
-        // the first pair is the lowest: nothing later may displace it
-        assertThat(PairSaliency.select(new double[] {0, 1, 2, 3}, 1, 4, 1, true)).isEqualTo(flags(0));
-        assertThat(PairSaliency.select(new double[] {3, 2, 1, 0}, 1, 4, 1, false)).isEqualTo(flags(0));
+        // one head, four pairs; the top score is shared by pairs 1 and 3
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 1)).isEqualTo(flags(1));
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 2)).isEqualTo(flags(1, 3));
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 3)).isEqualTo(flags(1, 2, 3));
+        // the first pair is the top one: nothing later may displace it
+        assertThat(PairSaliency.select(new double[] {3, 2, 1, 0}, 1, 4, 1)).isEqualTo(flags(0));
     }
 
     private static PairMask flags(int... set) {

@@ -28,8 +28,8 @@ class StreamingCacheTest {
     // While a group is quantized the two fp64 staging arrays (4 tokens × 4 channels × 8 bytes each) are live.
     private static final int STAGING = 2 * 4 * 4 * 8;
 
-    private StreamingCache cache(Mutant m) {
-        return new StreamingCache(config, new CpuPackedCacheOps(), keyBits, mask.bytes(), m);
+    private StreamingCache cache() {
+        return new StreamingCache(config, new CpuPackedCacheOps(), keyBits, mask.bytes());
     }
 
     private void append(StreamingCache c, int tokens) {
@@ -40,21 +40,20 @@ class StreamingCacheTest {
 
     @Test
     void keyWidthsMustCoverEveryChannel() {
-        assertThatThrownBy(() -> new StreamingCache(config, new CpuPackedCacheOps(), new int[] {3, 3, 1}, mask.bytes(), Mutant.NONE))
+        assertThatThrownBy(() -> new StreamingCache(config, new CpuPackedCacheOps(), new int[] {3, 3, 1}, mask.bytes()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("key bit widths: 3 given, 4 channels");
     }
 
     @Test
     void theEmptyCacheHoldsTheMask() {
-        StreamingCache c = cache(Mutant.NONE);
+        StreamingCache c = cache();
         assertThat(c.peakBytes()).isEqualTo(MASK);
         assertThat(c.keyBytes()).isEqualTo(MASK);
-        assertThat(cache(Mutant.COUNT_BYTE_TWICE).keyBytes()).isEqualTo(2 * MASK);
     }
 
     @Test
     void thePeakFollowsSinkAndResidualAppends() {
-        StreamingCache c = cache(Mutant.NONE);
+        StreamingCache c = cache();
         append(c, 2);
         assertThat(c.peakBytes()).isEqualTo(MASK + SINKS);
         append(c, 3);
@@ -64,15 +63,12 @@ class StreamingCacheTest {
 
     @Test
     void aFlushPeaksWithTheFullResidualTheNewGroupAndTheStagingArrays() {
-        StreamingCache c = cache(Mutant.NONE);
+        StreamingCache c = cache();
         append(c, 6);
         assertThat(c.quantizedTokens()).isEqualTo(4);
         assertThat(c.residualTokens()).isZero();
         assertThat(c.keyBytes()).isEqualTo(MASK + SINKS / 2 + GROUP_KEYS);
         assertThat(c.valueBytes()).isEqualTo(SINKS / 2 + GROUP_VALUES);
         assertThat(c.peakBytes()).isEqualTo(MASK + SINKS + 4 * 2 * ROW + GROUP_KEYS + GROUP_VALUES + STAGING);
-        StreamingCache twice = cache(Mutant.COUNT_BYTE_TWICE);
-        append(twice, 6);
-        assertThat(twice.keyBytes()).isEqualTo(2 * MASK + SINKS / 2 + GROUP_KEYS);
     }
 }

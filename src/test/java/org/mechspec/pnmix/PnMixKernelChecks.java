@@ -104,7 +104,7 @@ public final class PnMixKernelChecks {
         }
         PairMask mask = RandomMasks.draw(rng, 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
         StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(),
-                mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()), mask.bytes(), Mutant.NONE);
+                mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()), mask.bytes());
         for (int t = 0; t < tokens; t++) {
             cache.append(half(rng, c.kvChannels()), half(rng, c.kvChannels()));
         }
