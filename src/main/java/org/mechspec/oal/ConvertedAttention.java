@@ -22,9 +22,8 @@ public final class ConvertedAttention implements AttentionBlock {
     private final int heads;
     private final int headDim;
     private final Parameter factor;
-    private final Mutant mutant;
 
-    ConvertedAttention(int layer, LinearAttentionOps ops, int[] groups, int groupCount, double[][] lPerHead, Mutant mutant) {
+    ConvertedAttention(int layer, LinearAttentionOps ops, int[] groups, int groupCount, double[][] lPerHead) {
         this.layer = layer;
         this.ops = ops;
         this.groupCount = groupCount;
@@ -45,11 +44,6 @@ public final class ConvertedAttention implements AttentionBlock {
         }
         this.factor = new Parameter("model.layers." + layer + ".self_attn.oal.coefficient_factor",
                 Tensor.of(Precision.FP64, l, heads, side, side), false);
-        this.mutant = mutant;
-    }
-
-    ConvertedAttention(int layer, LinearAttentionOps ops, int[] groups, int groupCount, double[][] lPerHead) {
-        this(layer, ops, groups, groupCount, lPerHead, Mutant.NONE);
     }
 
     /** M of every head ([heads, side, side]) from the current factor. */
@@ -60,7 +54,7 @@ public final class ConvertedAttention implements AttentionBlock {
         for (int h = 0; h < heads; h++) {
             l[h] = java.util.Arrays.copyOfRange(all, h * side * side, (h + 1) * side * side);
         }
-        return QuadraticForm.gramAll(l, side, Mutant.NONE);
+        return QuadraticForm.gramAll(l, side);
     }
 
     Parameter factor() {
@@ -80,7 +74,7 @@ public final class ConvertedAttention implements AttentionBlock {
         for (int h = 0; h < heads; h++) {
             l[h] = java.util.Arrays.copyOfRange(all, h * side * side, (h + 1) * side * side);
         }
-        ConvertedAttention c = new ConvertedAttention(layer, ops, groups, groupCount, l, mutant);
+        ConvertedAttention c = new ConvertedAttention(layer, ops, groups, groupCount, l);
         c.factor.setTrainable(factor.trainable());
         return c;
     }
@@ -157,8 +151,7 @@ public final class ConvertedAttention implements AttentionBlock {
                         int kOff = s.kvOffset(b, j, g);
                         double dS = 0.0;
                         for (int c = 0; c < d; c++) {
-                            double centered = mutant == Mutant.BLOCK_BACKWARD_IGNORES_NORMALIZER
-                                    ? v[kOff + c] : v[kOff + c] - o[qOff + c];
+                            double centered = v[kOff + c] - o[qOff + c];
                             dS += dOut.get(qOff + c) * centered;
                             dv.add(kOff + c, sims[j] / den * dOut.get(qOff + c));
                         }

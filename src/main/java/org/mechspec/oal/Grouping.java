@@ -60,17 +60,13 @@ final class Grouping {
 
     /** Group of every dimension of every head ([heads, headDim]). */
     static int[] assign(double[] contributions, int heads, int headDim) {
-        return assign(contributions, heads, headDim, Mutant.NONE);
-    }
-
-    static int[] assign(double[] contributions, int heads, int headDim, Mutant mutant) {
         requireSplittable(headDim);
         if (contributions.length != heads * headDim) {
             throw new IllegalArgumentException(contributions.length + " contributions for " + heads + " heads of dim " + headDim);
         }
         int[] groups = new int[heads * headDim];
         for (int h = 0; h < heads; h++) {
-            int[] ranked = ranking(Arrays.copyOfRange(contributions, h * headDim, (h + 1) * headDim), mutant);
+            int[] ranked = ranking(Arrays.copyOfRange(contributions, h * headDim, (h + 1) * headDim));
             for (int r = 0; r < headDim; r++) {
                 int group = r < outlierCount(headDim) ? OUTLIERS
                         : r < outlierCount(headDim) + secondaryCount(headDim) ? SECONDARY : REST;
@@ -81,7 +77,7 @@ final class Grouping {
     }
 
     /** Dimension indices by contribution, descending; ties to the lower index. */
-    static int[] ranking(double[] c, Mutant mutant) {
+    static int[] ranking(double[] c) {
         for (int i = 0; i < c.length; i++) {
             if (!Double.isFinite(c[i])) {
                 throw new IllegalArgumentException("contribution of dimension " + i + " is " + c[i]
@@ -89,13 +85,11 @@ final class Grouping {
             }
         }
         Comparator<Integer> byContribution = Comparator.comparingDouble((Integer i) -> c[i]).reversed();
-        Comparator<Integer> ties = mutant == Mutant.GROUPING_TIES_TO_HIGHER_INDEX
-                ? Comparator.<Integer>reverseOrder() : Comparator.<Integer>naturalOrder();
         Integer[] idx = new Integer[c.length];
         for (int i = 0; i < idx.length; i++) {
             idx[i] = i;
         }
-        Arrays.sort(idx, byContribution.thenComparing(ties));
+        Arrays.sort(idx, byContribution.thenComparing(Comparator.naturalOrder()));
         return Arrays.stream(idx).mapToInt(Integer::intValue).toArray();
     }
 

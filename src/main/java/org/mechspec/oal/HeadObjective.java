@@ -15,18 +15,12 @@ final class HeadObjective implements CalibrationObjective {
     private final double[] z;      // [(b, t, j ≤ t), G], pairs packed row by row
     private final double[] values; // [b, j, d] of the head's KV head
     private final double[] target; // [b, t, d] softmax output of the head
-    private final Mutant mutant;
 
     HeadObjective(LayerSamples s, int head, int[] headGroups, int groupCount) {
-        this(s, head, headGroups, groupCount, Mutant.NONE);
-    }
-
-    HeadObjective(LayerSamples s, int head, int[] headGroups, int groupCount, Mutant mutant) {
         this.blocks = s.blocks();
         this.seqLen = s.seqLen();
         this.headDim = s.headDim();
         this.side = groupCount + 1;
-        this.mutant = mutant;
         if (headGroups.length != headDim) {
             throw new IllegalArgumentException(headGroups.length + " group ids for head dimension " + headDim);
         }
@@ -107,8 +101,7 @@ final class HeadObjective implements CalibrationObjective {
                     int vOff = (b * seqLen + j) * headDim;
                     double dS = 0.0; // ∂loss/∂sim_j = Σ_c gOut_c·(v_jc − o_c)/den
                     for (int c = 0; c < headDim; c++) {
-                        double centered = mutant == Mutant.CALIBRATION_GRADIENT_IGNORES_NORMALIZER
-                                ? values[vOff + c] : values[vOff + c] - out[c];
+                        double centered = values[vOff + c] - out[c];
                         dS += gOut[c] * centered;
                     }
                     dS /= den;
@@ -152,31 +145,5 @@ final class HeadObjective implements CalibrationObjective {
             quad += phi[a] * row;
         }
         return quad;
-    }
-
-    /**
-     * Central finite differences of the loss over every lower-triangular entry of L against the analytic gradient:
-     * max|numeric − analytic| / max(max|analytic|, 1e-300).
-     */
-    double gradientRelativeError(double[] l, double h) {
-        double[] analytic = new double[side * side];
-        evaluate(l, analytic);
-        double maxDiff = 0.0;
-        double maxAnalytic = 0.0;
-        double[] probe = l.clone();
-        for (int r = 0; r < side; r++) {
-            for (int c = 0; c <= r; c++) {
-                int e = r * side + c;
-                probe[e] = l[e] + h;
-                double plus = loss(probe);
-                probe[e] = l[e] - h;
-                double minus = loss(probe);
-                probe[e] = l[e];
-                double numeric = (plus - minus) / (2 * h);
-                maxDiff = Math.max(maxDiff, Math.abs(numeric - analytic[e]));
-                maxAnalytic = Math.max(maxAnalytic, Math.abs(analytic[e]));
-            }
-        }
-        return maxDiff / Math.max(maxAnalytic, 1e-300);
     }
 }

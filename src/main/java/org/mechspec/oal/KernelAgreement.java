@@ -12,7 +12,7 @@ record KernelAgreement(double recurrentDenseFp32, double recurrentDenseFp64, dou
 
     static KernelAgreement measure(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
         QuadraticAttentionShape shape = s.shape(groupCount);
-        double[] m = QuadraticForm.gramAll(l, groupCount + 1, Mutant.NONE);
+        double[] m = QuadraticForm.gramAll(l, groupCount + 1);
         float[] m32 = FloatArrays.narrow(m);
         float[] q32 = FloatArrays.narrow(s.q());
         float[] k32 = FloatArrays.narrow(s.k());

@@ -21,18 +21,11 @@ final class MatchedLora {
     }
 
     static Adapted adapt(Qwen2Model base, int layer, ConvertedAttention block, Batch batch, Rng rng, LoraConfig lora,
-                         int steps, double learningRate, Mutant mutant) {
+                         int steps, double learningRate) {
         Qwen2Model softmax = base.copy();
         Lora.attach(softmax, lora, rng);
-        Qwen2Model converted;
-        if (mutant == Mutant.FRESH_LORA_FOR_CONVERTED) {
-            converted = base.copy();
-            converted.setAttention(layer, block);
-            Lora.attach(converted, lora, rng);
-        } else {
-            converted = softmax.copy(); // same A matrices, B = 0, base frozen
-            converted.setAttention(layer, block);
-        }
+        Qwen2Model converted = softmax.copy(); // same A matrices, B = 0, base frozen
+        converted.setAttention(layer, block);
         LoraRecord softmaxRecord = new LoraRecord(softmax, null);
         LoraRecord convertedRecord = new LoraRecord(converted, block);
         int rows = batch.batch() * batch.seqLen();
@@ -40,12 +33,10 @@ final class MatchedLora {
         AdamW convertedOpt = AdamW.withoutWeightDecay(converted.trainableParameters());
         for (int step = 0; step < steps; step++) {
             DropoutMasks masks = DropoutMasks.draw(softmax, rows, rng);
-            DropoutMasks convertedMasks = mutant == Mutant.FRESH_LORA_FOR_CONVERTED
-                    ? DropoutMasks.draw(converted, rows, rng) : masks;
             trainStep(softmax, softmaxOpt, batch, masks, learningRate);
             softmaxRecord.step(learningRate, rows, masks);
-            trainStep(converted, convertedOpt, batch, convertedMasks, learningRate);
-            convertedRecord.step(learningRate, rows, convertedMasks);
+            trainStep(converted, convertedOpt, batch, masks, learningRate);
+            convertedRecord.step(learningRate, rows, masks);
         }
         softmaxRecord.finish(null);
         convertedRecord.finish(block);

@@ -32,10 +32,6 @@ final class OalProtocol {
     }
 
     static OalRun run(long seed, Backend backend, Qwen2Model base, byte[] validationBytes, byte[] testBytes) {
-        return run(seed, backend, base, validationBytes, testBytes, Mutant.NONE);
-    }
-
-    static OalRun run(long seed, Backend backend, Qwen2Model base, byte[] validationBytes, byte[] testBytes, Mutant mutant) {
         long start = System.nanoTime();
         requireConvertible(base);
         Qwen2Config config = base.config();
@@ -55,9 +51,7 @@ final class OalProtocol {
         LayerSamples grouping = samples(base, valid, roles.grouping(), ledger, Phase.GROUPING, Split.VALIDATION);
         double[] contributions = Grouping.contributions(grouping);
         int[] groups = Grouping.assign(contributions, heads, d);
-        LayerSamples calibration = mutant == Mutant.CALIBRATE_ON_TEST_BLOCKS
-                ? samples(base, test, roles.test(), ledger, Phase.CALIBRATION, Split.TEST)
-                : samples(base, valid, roles.calibration(), ledger, Phase.CALIBRATION, Split.VALIDATION);
+        LayerSamples calibration = samples(base, valid, roles.calibration(), ledger, Phase.CALIBRATION, Split.VALIDATION);
         ledger.record(Phase.SELECTION, Split.VALIDATION, roles.grouping());
         Calibration.HeadFit[] fits = new Calibration.HeadFit[heads];
         double[][] globalFactors = new double[heads][];
@@ -76,13 +70,13 @@ final class OalProtocol {
         double globalMse = outputMse(ops, validation, Grouping.global(heads, d), 1, globalFactors);
         KernelAgreement agreement = KernelAgreement.measure(ops, validation.block(0), groups, Grouping.GROUPS, oalFactors);
         double minSimilarity = PairwiseOracle.minSimilarityFromGram(validation.shape(Grouping.GROUPS), validation.q(),
-                validation.k(), groups, QuadraticForm.gramAll(oalFactors, Grouping.GROUPS + 1, Mutant.NONE));
+                validation.k(), groups, QuadraticForm.gramAll(oalFactors, Grouping.GROUPS + 1));
 
         // Matched LoRA: one draw of A matrices and one dropout mask per step, shared by both models.
         ConvertedAttention block = new ConvertedAttention(LAYER, ops, groups, Grouping.GROUPS, oalFactors);
         Batch adaptation = nextTokenBatch(valid, roles.adaptation(), ledger, Phase.ADAPTATION, Split.VALIDATION);
         MatchedLora.Adapted adapted = MatchedLora.adapt(base, LAYER, block, adaptation, rng, LORA, LORA_STEPS,
-                LORA_LEARNING_RATE, mutant);
+                LORA_LEARNING_RATE);
         Qwen2Model softmax = adapted.softmax();
         Qwen2Model converted = adapted.converted();
 
@@ -133,7 +127,7 @@ final class OalProtocol {
 
     /** Mean over every element of (grouped-quadratic output − softmax output)², all heads. */
     static double outputMse(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] factors) {
-        double[] m = QuadraticForm.gramAll(factors, groupCount + 1, Mutant.NONE);
+        double[] m = QuadraticForm.gramAll(factors, groupCount + 1);
         double[] out = ops.dense(s.shape(groupCount), s.q(), s.k(), s.v(), groups, m);
         double sum = 0.0;
         for (int i = 0; i < out.length; i++) {

@@ -59,20 +59,12 @@ final class QuadraticForm {
 
     /** M = L·Lᵀ (only L's lower triangle is read). */
     static double[] gram(double[] l, int side) {
-        return gram(l, side, Mutant.NONE);
-    }
-
-    static double[] gram(double[] l, int side, Mutant mutant) {
         double[] m = new double[side * side];
         for (int a = 0; a < side; a++) {
             for (int b = 0; b < side; b++) {
                 double sum = 0.0;
-                if (mutant == Mutant.M_NOT_GRAM) {
-                    sum = (b <= a ? l[a * side + b] : 0.0) + (a <= b ? l[b * side + a] : 0.0);
-                } else {
-                    for (int c = 0; c <= Math.min(a, b); c++) {
-                        sum += l[a * side + c] * l[b * side + c];
-                    }
+                for (int c = 0; c <= Math.min(a, b); c++) {
+                    sum += l[a * side + c] * l[b * side + c];
                 }
                 m[a * side + b] = sum;
             }
@@ -87,13 +79,9 @@ final class QuadraticForm {
 
     /** M of every head, concatenated ([heads, side, side]) as the kernels take it. */
     static double[] gramAll(double[][] lPerHead, int side) {
-        return gramAll(lPerHead, side, Mutant.NONE);
-    }
-
-    static double[] gramAll(double[][] lPerHead, int side, Mutant mutant) {
         double[] out = new double[lPerHead.length * side * side];
         for (int h = 0; h < lPerHead.length; h++) {
-            System.arraycopy(gram(lPerHead[h], side, mutant), 0, out, h * side * side, side * side);
+            System.arraycopy(gram(lPerHead[h], side), 0, out, h * side * side, side * side);
         }
         return out;
     }

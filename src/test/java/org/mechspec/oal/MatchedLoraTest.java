@@ -20,13 +20,11 @@ import org.mechspec.model.Qwen2Model;
 class MatchedLoraTest {
 
     private static ConvertedAttention block(Rng rng) {
-        return new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 16),
-                Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
+        return TinyOal.convertedBlock(rng);
     }
 
     private static Batch batch() {
-        ByteBlocks blocks = new ByteBlocks(TinyOal.text(3, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
-        return Batch.nextToken(blocks.blocks(new int[] {0, 1}), OalProtocol.SEQUENCE_LENGTH);
+        return TinyOal.twoBlockBatch();
     }
 
     @Test
@@ -54,7 +52,7 @@ class MatchedLoraTest {
         ConvertedAttention block = block(new Rng(4));
         Batch batch = batch();
         MatchedLora.Adapted a = MatchedLora.adapt(base, OalProtocol.LAYER, block, batch, new Rng(9), OalProtocol.LORA, 2,
-                1e-2, Mutant.NONE);
+                1e-2);
 
         Rng rng = new Rng(9);
         Qwen2Model ref = base.copy();
@@ -81,18 +79,18 @@ class MatchedLoraTest {
                 .isEqualTo(a.convertedRecord().blockBefore);
     }
 
-    /** The planted fault gives the converted model its own A draw and its own masks. */
+    /** The broken adaptation gives the converted model its own A draw and its own masks. */
     @Test
     void freshLoraFaultDrawsSeparateAdaptersAndMasks() {
-        MatchedLora.Adapted a = MatchedLora.adapt(TinyOal.model(4, 5), OalProtocol.LAYER, block(new Rng(4)), batch(),
-                new Rng(9), OalProtocol.LORA, 1, 1e-2, Mutant.FRESH_LORA_FOR_CONVERTED);
+        MatchedLora.Adapted a = BrokenOal.freshLoraForConverted(TinyOal.model(4, 5), OalProtocol.LAYER,
+                block(new Rng(4)), batch(), new Rng(9), OalProtocol.LORA, 1, 1e-2);
         assertThat(a.convertedRecord().initialA).isNotEqualTo(a.softmaxRecord().initialA);
         assertThat(a.convertedRecord().masks.get(0)).isNotSameAs(a.softmaxRecord().masks.get(0));
     }
 
     private static MatchedLora.Adapted adapted(long seed) {
         return MatchedLora.adapt(TinyOal.model(4, 5), OalProtocol.LAYER, block(new Rng(4)), batch(), new Rng(seed),
-                OalProtocol.LORA, 2, 1e-2, Mutant.NONE);
+                OalProtocol.LORA, 2, 1e-2);
     }
 
     private static boolean budget(MatchedLora.Adapted a, int steps) {

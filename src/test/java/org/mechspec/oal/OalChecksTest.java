@@ -226,7 +226,7 @@ class OalChecksTest {
         Map<Long, Map<String, Object>> table = new java.util.LinkedHashMap<>();
         table.put(1L, Map.of("a", 3.0, "b", 1.0));
         table.put(2L, Map.of("a", 5.0, "b", 1.0));
-        OalClaims.Verdict v = OalClaims.judge(manifest(), table, Mutant.CLAIMS_ON_SEED_MEAN);
+        OalClaims.Verdict v = OalClaims.judgeOnSeedMean(manifest(), table);
         assertThat(v.sentences()).containsExactly("seed 1: 4.0000000000 is not below 1.0000000000");
         assertThat(v.claimsImprovement()).isFalse();
     }

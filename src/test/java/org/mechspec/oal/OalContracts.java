@@ -109,8 +109,8 @@ class OalContracts {
     void kernelPositiveOnCalibratedCoefficients(SeedRun run) {
         OalRun r = protocol(run);
         LayerSamples v = r.validationSamples();
-        double oal = OalChecks.minSimilarity(v, r.groups(), Grouping.GROUPS, r.oalFactors(), Mutant.NONE);
-        double global = OalChecks.minSimilarity(v, Grouping.global(v.heads(), v.headDim()), 1, r.globalFactors(), Mutant.NONE);
+        double oal = OalChecks.minSimilarity(v, r.groups(), Grouping.GROUPS, r.oalFactors());
+        double global = OalChecks.minSimilarity(v, Grouping.global(v.heads(), v.headDim()), 1, r.globalFactors());
         boolean guard = OalChecks.guardRejectsNonPositive(LinearAttentionOps.forBackend(run.backend()), v.block(0),
                 r.groups(), Grouping.GROUPS);
         run.metric("oal_min_similarity", oal);
@@ -137,8 +137,8 @@ class OalContracts {
                             }
                         }
                     }
-                    assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, g, l, Mutant.NONE))).isTrue();
-                    double[] m = QuadraticForm.gramAll(l, g + 1, Mutant.NONE);
+                    assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, g, l))).isTrue();
+                    double[] m = QuadraticForm.gramAll(l, g + 1);
                     double[] dense = CpuLinearAttention.INSTANCE.dense(s.shape(g), s.q(), s.k(), s.v(), groups, m);
                     double[] recurrent = CpuLinearAttention.INSTANCE.recurrent(s.shape(g), s.q(), s.k(), s.v(), groups, m);
                     assertThat(Arrays.stream(dense).allMatch(Double::isFinite)).isTrue();
@@ -160,10 +160,10 @@ class OalContracts {
         for (int h = 0; h < cal.heads(); h++) {
             HeadObjective grouped = new HeadObjective(cal, h, Arrays.copyOfRange(r.groups(), h * d, (h + 1) * d), Grouping.GROUPS);
             HeadObjective global = new HeadObjective(cal, h, new int[d], 1);
-            worst = Math.max(worst, grouped.gradientRelativeError(QuadraticForm.taylorFactor(Grouping.GROUPS), 1e-5));
-            worst = Math.max(worst, grouped.gradientRelativeError(r.fits()[h].l(), 1e-5));
-            worst = Math.max(worst, global.gradientRelativeError(QuadraticForm.taylorFactor(1), 1e-5));
-            worst = Math.max(worst, global.gradientRelativeError(r.globalFactors()[h], 1e-5));
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(grouped, QuadraticForm.taylorFactor(Grouping.GROUPS), 1e-5));
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(grouped, r.fits()[h].l(), 1e-5));
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(global, QuadraticForm.taylorFactor(1), 1e-5));
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(global, r.globalFactors()[h], 1e-5));
             perturbed += r.fits()[h].chosen() > 0 ? 1 : 0;
         }
         run.metric("calibration_gradient_max_rel_error", worst).metric("calibration_perturbed_init_heads", perturbed);
@@ -181,7 +181,7 @@ class OalContracts {
                     int[] groups = g == 3 ? TinyOal.groups(rng, 2, 16) : new int[32];
                     HeadObjective objective = new HeadObjective(s, 1, Arrays.copyOfRange(groups, 16, 32), g);
                     double[] l = TinyOal.factors(rng, 1, g, noise)[0];
-                    assertThat(OalChecks.gradientMatches(objective.gradientRelativeError(l, 1e-5), 1e-6)).isTrue();
+                    assertThat(OalChecks.gradientMatches(ObjectiveGradientCheck.relativeError(objective, l, 1e-5), 1e-6)).isTrue();
                 });
     }
 

@@ -13,6 +13,7 @@ import org.mechspec.compute.LinearAttentionOps;
 import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.AdamW;
+import org.mechspec.model.AttentionBlock;
 import org.mechspec.model.Batch;
 import org.mechspec.model.DropoutMasks;
 import org.mechspec.model.Lora;
@@ -90,8 +91,9 @@ class OalMutantsTest {
                 head[a * 4 + a] = -0.5; // L + Lᵀ = −I: negative definite; L·Lᵀ = I/4
             }
         }
-        assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, 3, l, Mutant.NONE))).isTrue();
-        assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, 3, l, Mutant.M_NOT_GRAM))).isFalse();
+        assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, 3, l))).isTrue();
+        assertThat(OalChecks.kernelPositive(OalChecks.minSimilarityFromGram(s, groups, 3, BrokenOal.notGramAll(l, 4))))
+                .isFalse();
     }
 
     @Test
@@ -100,9 +102,9 @@ class OalMutantsTest {
         int[] groups = Arrays.copyOfRange(TinyOal.groups(new Rng(7), 2, 16), 0, 16);
         double[] l = QuadraticForm.taylorFactor(3);
         HeadObjective real = new HeadObjective(s, 0, groups, 3);
-        HeadObjective broken = new HeadObjective(s, 0, groups, 3, Mutant.CALIBRATION_GRADIENT_IGNORES_NORMALIZER);
-        assertThat(OalChecks.gradientMatches(real.gradientRelativeError(l, 1e-5), 1e-6)).isTrue();
-        assertThat(OalChecks.gradientMatches(broken.gradientRelativeError(l, 1e-5), 1e-6)).isFalse();
+        CalibrationObjective broken = BrokenOal.halvedGradient(real);
+        assertThat(OalChecks.gradientMatches(ObjectiveGradientCheck.relativeError(real, l, 1e-5), 1e-6)).isTrue();
+        assertThat(OalChecks.gradientMatches(ObjectiveGradientCheck.relativeError(broken, l, 1e-5), 1e-6)).isFalse();
     }
 
     @Test
@@ -112,8 +114,7 @@ class OalMutantsTest {
         int[] groups = TinyOal.groups(rng, 2, 8);
         double[][] l = TinyOal.factors(rng, 2, 3, 0.3);
         ConvertedAttention real = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, groups, 3, l);
-        ConvertedAttention broken = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, groups, 3, l,
-                Mutant.BLOCK_BACKWARD_IGNORES_NORMALIZER);
+        AttentionBlock broken = BrokenOal.backwardWithoutKeyGradient(real);
         double[] w = BlockGradientCheck.mseDirection(real, s);
         assertThat(OalChecks.gradientMatches(BlockGradientCheck.relativeError(real, s, w, 1, 1e-5), 1e-6)).isTrue();
         assertThat(OalChecks.gradientMatches(BlockGradientCheck.relativeError(broken, s, w, 1, 1e-5), 1e-6)).isFalse();
@@ -123,27 +124,29 @@ class OalMutantsTest {
     void mutantTiesToHigherIndexBreaksTheGroupingRule() {
         double[] c = new double[32]; // every contribution equal: the rule picks dimensions 0.. for group 1
         assertThat(OalChecks.groupingFollowsRule(c, Grouping.assign(c, 1, 32), 1, 32)).isTrue();
-        int[] broken = Grouping.assign(c, 1, 32, Mutant.GROUPING_TIES_TO_HIGHER_INDEX);
+        int[] broken = BrokenOal.groupsTyingToHigherIndex(c, 1, 32);
         assertThat(OalChecks.groupingFollowsRule(c, broken, 1, 32)).isFalse();
     }
 
     @Test
     void mutantCalibratingOnTestBlocksBreaksTestIsolation() {
-        OalRun real = tinyRun(Mutant.NONE);
-        OalRun leaky = tinyRun(Mutant.CALIBRATE_ON_TEST_BLOCKS);
+        OalRun real = tinyRun();
+        BlockLedger leaky = BrokenOal.calibratedOnTestBlocks(real.ledger(), real.roles());
         assertThat(OalChecks.testIsolated(real.roles(), real.ledger())).isTrue();
-        assertThat(OalChecks.testIsolated(leaky.roles(), leaky.ledger())).isFalse();
-        assertThat(OalChecks.testUsesOutsideEvaluation(leaky.ledger())).isPositive();
+        assertThat(OalChecks.testIsolated(real.roles(), leaky)).isFalse();
+        assertThat(OalChecks.testUsesOutsideEvaluation(leaky)).isPositive();
     }
 
     @Test
     void mutantFreshLoraForConvertedBreaksTheMatchedBudget() {
-        OalRun real = tinyRun(Mutant.NONE);
-        OalRun fresh = tinyRun(Mutant.FRESH_LORA_FOR_CONVERTED);
-        assertThat(OalChecks.matchedBudget(real.softmaxLora(), real.oalLora(), OalProtocol.LORA_STEPS,
-                OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
-        assertThat(OalChecks.matchedBudget(fresh.softmaxLora(), fresh.oalLora(), OalProtocol.LORA_STEPS,
-                OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isFalse();
+        Batch batch = TinyOal.twoBlockBatch();
+        int rows = batch.batch() * batch.seqLen();
+        MatchedLora.Adapted real = MatchedLora.adapt(TinyOal.model(4, 5), OalProtocol.LAYER,
+                TinyOal.convertedBlock(new Rng(4)), batch, new Rng(9), OalProtocol.LORA, 2, 1e-2);
+        MatchedLora.Adapted fresh = BrokenOal.freshLoraForConverted(TinyOal.model(4, 5), OalProtocol.LAYER,
+                TinyOal.convertedBlock(new Rng(4)), batch, new Rng(9), OalProtocol.LORA, 2, 1e-2);
+        assertThat(OalChecks.matchedBudget(real.softmaxRecord(), real.convertedRecord(), 2, 1e-2, rows)).isTrue();
+        assertThat(OalChecks.matchedBudget(fresh.softmaxRecord(), fresh.convertedRecord(), 2, 1e-2, rows)).isFalse();
     }
 
     @Test
@@ -151,7 +154,7 @@ class OalMutantsTest {
         Manifest manifest = ManifestLoader.forPaper("oal");
         Map<Long, Map<String, Object>> table = OalContracts.seedFileTable(manifest);
         assertThat(OalChecks.negativeResultsComplete(manifest, table, OalClaims.judge(manifest, table))).isTrue();
-        OalClaims.Verdict broken = OalClaims.judge(manifest, table, Mutant.CLAIMS_ON_SEED_MEAN);
+        OalClaims.Verdict broken = OalClaims.judgeOnSeedMean(manifest, table);
         assertThat(broken.claimsImprovement()).as("on the mean OAL wins both hypotheses").isTrue();
         assertThat(OalChecks.negativeResultsComplete(manifest, table, broken)).isFalse();
     }
@@ -358,8 +361,7 @@ class OalMutantsTest {
         assertThat(DefinitionChecks.contributionRelativeError(oneSlot, want)).isGreaterThan(tolerance);
     }
 
-    private static OalRun tinyRun(Mutant mutant) {
-        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), TinyOal.text(1, 32 * 30), TinyOal.text(2, 32 * 5),
-                mutant);
+    private static OalRun tinyRun() {
+        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), TinyOal.text(1, 32 * 30), TinyOal.text(2, 32 * 5));
     }
 }

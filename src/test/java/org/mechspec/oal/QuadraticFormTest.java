@@ -18,13 +18,13 @@ class QuadraticFormTest {
     }
 
     /**
-     * The planted M_NOT_GRAM fault builds L + Lᵀ from L's lower triangle (the upper one, here 7s, is never read):
+     * The broken form (BrokenOal.notGramAll) builds L + Lᵀ from L's lower triangle (the upper one, here 7s, is never read):
      * L = [[1, ·, ·], [2, 3, ·], [4, 5, 6]] gives [[2, 2, 4], [2, 6, 5], [4, 5, 12]].
      */
     @Test
     void notGramFaultIsLPlusItsTranspose() {
         double[] l = {1, 7, 7, 2, 3, 7, 4, 5, 6};
-        assertThat(QuadraticForm.gram(l, 3, Mutant.M_NOT_GRAM)).containsExactly(2, 2, 4, 2, 6, 5, 4, 5, 12);
-        assertThat(QuadraticForm.gram(new double[] {1, 7, 2, 3}, 2, Mutant.M_NOT_GRAM)).containsExactly(2, 2, 2, 6);
+        assertThat(BrokenOal.notGramAll(new double[][] {l}, 3)).containsExactly(2, 2, 4, 2, 6, 5, 4, 5, 12);
+        assertThat(BrokenOal.notGramAll(new double[][] {{1, 7, 2, 3}}, 2)).containsExactly(2, 2, 2, 6);
     }
 }

@@ -133,8 +133,20 @@ final class TinyOal {
             ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, groups,
                     Grouping.GROUPS, l);
             MatchedLora.Adapted adapted = MatchedLora.adapt(model(seed, 5), OalProtocol.LAYER, block, batch, rng,
-                    OalProtocol.LORA, OalProtocol.LORA_STEPS, OalProtocol.LORA_LEARNING_RATE, Mutant.NONE);
+                    OalProtocol.LORA, OalProtocol.LORA_STEPS, OalProtocol.LORA_LEARNING_RATE);
             return new Adaptation(adapted, blocks, groups, l);
         }
+    }
+
+    /** A converted layer for the tiny model (2 heads of 16 dims), drawn from {@code rng}. */
+    static ConvertedAttention convertedBlock(Rng rng) {
+        return new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, groups(rng, 2, 16),
+                Grouping.GROUPS, factors(rng, 2, Grouping.GROUPS, 0.3));
+    }
+
+    /** Two next-token blocks of the protocol's length, from synthetic text. */
+    static Batch twoBlockBatch() {
+        ByteBlocks blocks = new ByteBlocks(text(3, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
+        return Batch.nextToken(blocks.blocks(new int[] {0, 1}), OalProtocol.SEQUENCE_LENGTH);
     }
 }

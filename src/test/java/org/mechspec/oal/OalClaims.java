@@ -8,8 +8,8 @@ import org.mechspec.report.ClaimPolicy;
 import org.mechspec.spec.Manifest;
 
 /**
- * Who writes the negative results: the platform's claim policy (seed by seed), or — as a mutant — a judge that
- * looks only at the mean over seeds and so hides a seed that contradicts a hypothesis.
+ * Who writes the negative results: the platform's claim policy (seed by seed), or — broken, for the mutant test —
+ * a judge that looks only at the mean over seeds and so hides a seed that contradicts a hypothesis.
  */
 final class OalClaims {
     private OalClaims() {
@@ -19,13 +19,11 @@ final class OalClaims {
     }
 
     static Verdict judge(Manifest manifest, Map<Long, Map<String, Object>> table) {
-        return judge(manifest, table, Mutant.NONE);
+        return new Verdict(ClaimPolicy.violations(manifest, table), ClaimPolicy.claimsImprovement(manifest, table));
     }
 
-    static Verdict judge(Manifest manifest, Map<Long, Map<String, Object>> table, Mutant mutant) {
-        if (mutant != Mutant.CLAIMS_ON_SEED_MEAN) {
-            return new Verdict(ClaimPolicy.violations(manifest, table), ClaimPolicy.claimsImprovement(manifest, table));
-        }
+    /** A broken judge: the hypotheses on the mean over seeds, which hides a seed that contradicts one. */
+    static Verdict judgeOnSeedMean(Manifest manifest, Map<Long, Map<String, Object>> table) {
         Map<String, Object> means = new LinkedHashMap<>();
         for (Manifest.Hypothesis h : manifest.hypotheses()) {
             for (String metric : List.of(h.lhs(), h.rhs())) {

@@ -36,8 +36,12 @@ final class OalChecks {
     // ------------------------------------------------------------ kernel_positive_for_any_coefficients
 
     /** The smallest sim(q_t, k_j), j ≤ t, with M built from L as the mechanism builds it. */
-    static double minSimilarity(LayerSamples s, int[] groups, int groupCount, double[][] l, Mutant mutant) {
-        double[] m = QuadraticForm.gramAll(l, groupCount + 1, mutant);
+    static double minSimilarity(LayerSamples s, int[] groups, int groupCount, double[][] l) {
+        return minSimilarityFromGram(s, groups, groupCount, QuadraticForm.gramAll(l, groupCount + 1));
+    }
+
+    /** The smallest sim(q_t, k_j), j ≤ t, for the given M of every head ([heads, side, side]). */
+    static double minSimilarityFromGram(LayerSamples s, int[] groups, int groupCount, double[] m) {
         return PairwiseOracle.minSimilarityFromGram(s.shape(groupCount), s.q(), s.k(), groups, m);
     }
 
@@ -312,7 +316,7 @@ final class OalChecks {
         double[] kd = FloatArrays.widen(c.k());
         double[] vd = FloatArrays.widen(c.v());
         double[] oracle = PairwiseOracle.attention(s, qd, kd, vd, c.groups(), c.l());
-        double[] m = QuadraticForm.gramAll(c.l(), s.side(), Mutant.NONE);
+        double[] m = QuadraticForm.gramAll(c.l(), s.side());
         LinearAttentionOps cpu = CpuLinearAttention.INSTANCE;
         int chain = s.seqLen() + (recurrent ? s.stateFeatures() : s.headDim());
         if (fp64) {

@@ -1,11 +1,12 @@
 package org.mechspec.oal;
 
+import org.mechspec.model.AttentionBlock;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Tensor;
 
 /**
- * Central finite differences of the converted block against its explicit backward, fp64, for the linear functional
+ * Central finite differences of an attention block (the converted one, or a broken one) against its explicit backward, fp64, for the linear functional
  * loss = Σ_i w_i·out_i (so ∂loss/∂out = w is fixed and no probe sits at a minimum): every {@code stride}-th element of
  * q, k and v is perturbed by ±h. Error: max|numeric − analytic| / max|analytic| over the probed elements.
  */
@@ -14,7 +15,7 @@ final class BlockGradientCheck {
     }
 
     /** The MSE's direction at the current point: w = out − softmax output. */
-    static double[] mseDirection(ConvertedAttention block, LayerSamples s) {
+    static double[] mseDirection(AttentionBlock block, LayerSamples s) {
         double[] out = forward(block, layout(s), tensor(s.q()), tensor(s.k()), tensor(s.v())).toDoubles();
         for (int i = 0; i < out.length; i++) {
             out[i] -= s.softmax()[i];
@@ -22,7 +23,7 @@ final class BlockGradientCheck {
         return out;
     }
 
-    static double relativeError(ConvertedAttention block, LayerSamples s, double[] weights, int stride, double h) {
+    static double relativeError(AttentionBlock block, LayerSamples s, double[] weights, int stride, double h) {
         HeadLayout layout = layout(s);
         Tensor q = tensor(s.q());
         Tensor k = tensor(s.k());
@@ -62,7 +63,7 @@ final class BlockGradientCheck {
         return Tensor.of(Precision.FP64, x, x.length);
     }
 
-    private static Tensor forward(ConvertedAttention block, HeadLayout layout, Tensor q, Tensor k, Tensor v) {
+    private static Tensor forward(AttentionBlock block, HeadLayout layout, Tensor q, Tensor k, Tensor v) {
         Tensor out = Tensor.zeros(Precision.FP64, q.size());
         block.forward(layout, q, k, v, out);
         return out;
