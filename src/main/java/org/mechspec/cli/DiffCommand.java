@@ -50,10 +50,10 @@ final class DiffCommand implements Callable<Integer> {
         }
         if (!findings.isEmpty()) {
             out.println("drift: " + findings.size() + " finding(s) between " + a + " and " + b);
-            return Main.FINDINGS;
+            return ExitCodes.FINDINGS;
         }
         out.println("no drift: " + x.paper + "." + x.backend + ", seeds " + x.seeds.keySet() + ", within the tolerances of " + manifest.file());
-        return Main.OK;
+        return ExitCodes.OK;
     }
 
     /** The per-seed values: the mechspec block where there is one, else read through the template (seed files). */

@@ -45,13 +45,13 @@ final class MergeCommand implements Callable<Integer> {
         } catch (ShardMerge.Refused refused) {
             refused.reasons.forEach(stdout::println);
             stdout.println("merge refused: " + refused.reasons.size() + " reason(s); " + out + " not written");
-            return Main.FINDINGS;
+            return ExitCodes.FINDINGS;
         }
         merge.notes.forEach(n -> stdout.println("note: " + n));
         AtomicFiles.write(out, ArtifactFile.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(merged) + "\n");
         stdout.println("merged " + files.size() + " shards into " + out + ": " + merged.path("mechspec").path("paper").asText() + "."
                 + merged.path("mechspec").path("backend").asText() + ", seeds " + merged.path("mechspec").path("seeds").properties()
                 .stream().map(e -> e.getKey()).toList());
-        return Main.OK;
+        return ExitCodes.OK;
     }
 }

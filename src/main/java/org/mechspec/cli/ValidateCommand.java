@@ -31,7 +31,7 @@ final class ValidateCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         Manifests manifests = Manifests.from(contracts);
-        int code = Main.OK;
+        int code = ExitCodes.OK;
         for (Path file : files) {
             try {
                 ArtifactFile artifact = ArtifactFile.read(file);
@@ -42,11 +42,11 @@ final class ValidateCommand implements Callable<Integer> {
                     out.println(file + ": valid " + manifest.paper() + " artifact");
                 } else {
                     out.println(file + ": " + findings.size() + " finding(s) against " + manifest.file());
-                    code = Math.max(code, Main.FINDINGS);
+                    code = Math.max(code, ExitCodes.FINDINGS);
                 }
             } catch (InputException e) {
                 err.println("mechspec: " + e.getMessage());
-                code = Main.BAD_INPUT;
+                code = ExitCodes.BAD_INPUT;
             }
         }
         return code;

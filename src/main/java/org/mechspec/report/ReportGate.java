@@ -28,7 +28,7 @@ public final class ReportGate {
             System.out.println("[mechspec] no fresh artifacts in " + fresh + " (no contract ran)");
             return;
         }
-        List<String> errors = ReportListener.errors(fresh);
+        List<String> errors = ListenerErrors.read(fresh);
         if (!errors.isEmpty()) {
             errors.forEach(e -> System.out.println("[mechspec] ERROR " + e));
             throw new IllegalStateException("the reporter failed: " + errors.get(0)

@@ -36,7 +36,7 @@ class PartialRunTest {
         assertThat(out.resolve("whole.cpu.json")).exists();
         assertThat(out.resolve("apartial.cpu.json")).doesNotExist();
         assertThat(dir.resolve("allure/environment.properties")).exists();
-        assertThat(ReportListener.errors(out)).singleElement().asString()
+        assertThat(ListenerErrors.read(out)).singleElement().asString()
                 .startsWith("apartial.cpu: artifact not written").contains("never_recorded", "-Dgroups=apartial");
         assertThatThrownBy(() -> ReportGate.main(new String[] {out.toString(), dir.resolve("reports").toString(),
                 contracts.toString(), "false"})).hasMessageContaining("apartial.cpu: artifact not written");

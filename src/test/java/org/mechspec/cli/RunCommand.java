@@ -20,7 +20,7 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 import org.mechspec.compute.Backends;
-import org.mechspec.report.ReportListener;
+import org.mechspec.report.ListenerErrors;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -68,7 +68,7 @@ final class RunCommand implements Callable<Integer> {
         String unusable = backend.startsWith("cuda") ? Backends.cudaUnavailableReason(backend) : null;
         if (unusable != null) {
             stderr.println("mechspec: --backend " + backend + " was asked for, but " + unusable);
-            return Main.BAD_INPUT;
+            return ExitCodes.BAD_INPUT;
         }
         Map<String, String> properties = new HashMap<>();
         properties.put("mechspec.backend", backend);
@@ -99,11 +99,11 @@ final class RunCommand implements Callable<Integer> {
         stdout.flush();
         if (s.getTestsFoundCount() == 0) {
             stderr.println("mechspec: no contract matched" + (papers.isEmpty() ? "" : " --paper " + String.join(", ", papers)));
-            return Main.BAD_INPUT;
+            return ExitCodes.BAD_INPUT;
         }
         List<String> errors;
         try {
-            errors = ReportListener.errors(out.toAbsolutePath().resolve("reports"));
+            errors = ListenerErrors.read(out.toAbsolutePath().resolve("reports"));
         } catch (java.io.IOException e) {
             errors = List.of("cannot read the reporter's errors: " + e.getMessage());
         }
@@ -115,9 +115,9 @@ final class RunCommand implements Callable<Integer> {
             }
         } catch (java.io.IOException | RuntimeException e) {
             stderr.println("mechspec: GPU receipt not written: " + e.getMessage());
-            return Main.FINDINGS;
+            return ExitCodes.FINDINGS;
         }
-        return failed > 0 || !errors.isEmpty() ? Main.FINDINGS : Main.OK;
+        return failed > 0 || !errors.isEmpty() ? ExitCodes.FINDINGS : ExitCodes.OK;
     }
 
     private void checkOptions() {

@@ -9,18 +9,13 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts.
- * Exit codes: 0 fine, 1 findings (failed contracts, invalid artifacts, drift, refused merge),
- * 2 usage errors and input the command cannot work with (missing file, invalid JSON, unknown paper, no device).
+ * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts ({@link ExitCodes}). It lives
+ * with the contracts because {@code run} launches them through the JUnit Platform; the bundle carries both jars.
  */
 @Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
         description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
         subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class})
 public final class Main implements Runnable {
-    static final int OK = 0;
-    static final int FINDINGS = 1;
-    static final int BAD_INPUT = 2;
-
     @Spec
     CommandSpec spec;
 
@@ -41,7 +36,7 @@ public final class Main implements Runnable {
         cl.setParameterExceptionHandler((e, a) -> {
             err.println("mechspec: " + e.getMessage() + " (see: mechspec " + commandName(e.getCommandLine()) + "--help)");
             err.flush();
-            return BAD_INPUT;
+            return ExitCodes.BAD_INPUT;
         });
         cl.setExecutionExceptionHandler((e, line, parsed) -> {
             if (e instanceof InputException || e instanceof ManifestException) {
@@ -51,7 +46,7 @@ public final class Main implements Runnable {
                 e.printStackTrace(err);
             }
             err.flush();
-            return BAD_INPUT;
+            return ExitCodes.BAD_INPUT;
         });
         int code = cl.execute(args);
         out.flush();

@@ -31,15 +31,13 @@ public final class ReportListener implements TestExecutionListener {
     private final Map<String, PaperRun> runs = new TreeMap<>();
     private final Map<String, Map<String, Boolean>> propertyOutcomes = new TreeMap<>();
     private final List<String> errors = new ArrayList<>();
-    public static final String ERRORS_FILE = "mechspec-errors.txt";
-
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
      * stale outcomes with this run's.
      */
     @Override
     public void testPlanExecutionStarted(TestPlan plan) {
-        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ERRORS_FILE.replace(".", "\\."));
+        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
                 "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
     }
@@ -144,11 +142,11 @@ public final class ReportListener implements TestExecutionListener {
     }
 
     /**
-     * JUnit only logs a listener's exceptions, so the errors go to {@value #ERRORS_FILE} beside the artifacts, where
+     * JUnit only logs a listener's exceptions, so the errors go to {@value ListenerErrors#FILE} beside the artifacts, where
      * the build's report gate and {@code mechspec run} fail on them; a clean run removes an old one.
      */
     private void writeErrors(Path out) {
-        Path file = out.resolve(ERRORS_FILE);
+        Path file = out.resolve(ListenerErrors.FILE);
         try {
             if (errors.isEmpty()) {
                 java.nio.file.Files.deleteIfExists(file);
@@ -159,12 +157,6 @@ public final class ReportListener implements TestExecutionListener {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file + " (" + errors + ")", e);
         }
-    }
-
-    /** The error lines of the last run whose artifacts went to {@code dir}; empty when it had none. */
-    public static List<String> errors(Path dir) throws IOException {
-        Path file = dir.resolve(ERRORS_FILE);
-        return java.nio.file.Files.exists(file) ? java.nio.file.Files.readAllLines(file) : List.of();
     }
 
     private static String firstLine(Throwable t) {
