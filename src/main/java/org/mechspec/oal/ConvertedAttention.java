@@ -1,8 +1,6 @@
 package org.mechspec.oal;
 
 import java.util.List;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.model.AttentionBlock;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Parameter;
@@ -16,14 +14,14 @@ import org.mechspec.model.Tensor;
  */
 public final class ConvertedAttention implements AttentionBlock {
     private final int layer;
-    private final LinearAttentionOps ops;
+    private final GroupedQuadraticAttentionOps ops;
     private final int[] groups;
     private final int groupCount;
     private final int heads;
     private final int headDim;
     private final Parameter factor;
 
-    ConvertedAttention(int layer, LinearAttentionOps ops, int[] groups, int groupCount, double[][] lPerHead) {
+    ConvertedAttention(int layer, GroupedQuadraticAttentionOps ops, int[] groups, int groupCount, double[][] lPerHead) {
         this.layer = layer;
         this.ops = ops;
         this.groupCount = groupCount;
@@ -143,7 +141,7 @@ public final class ConvertedAttention implements AttentionBlock {
                                 quad += phi[p + a] * m[mOff + a * side + c] * phi[p + c];
                             }
                         }
-                        sims[j] = LinearAttentionOps.EPSILON + quad;
+                        sims[j] = GroupedQuadraticAttentionOps.EPSILON + quad;
                         den += sims[j];
                     }
                     java.util.Arrays.fill(dqRow, 0.0);

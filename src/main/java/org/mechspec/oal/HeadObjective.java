@@ -1,6 +1,5 @@
 package org.mechspec.oal;
 
-import org.mechspec.compute.LinearAttentionOps;
 
 /**
  * One query head's calibration objective (DESIGN §8): the MSE between the grouped-quadratic attention output and
@@ -76,7 +75,7 @@ final class HeadObjective implements CalibrationObjective {
                 java.util.Arrays.fill(out, 0.0);
                 for (int j = 0; j <= t; j++) {
                     loadPhi(b, t, j, groups, phi);
-                    double s = LinearAttentionOps.EPSILON + quadratic(m, phi);
+                    double s = GroupedQuadraticAttentionOps.EPSILON + quadratic(m, phi);
                     sims[j] = s;
                     den += s;
                     int vOff = (b * seqLen + j) * headDim;

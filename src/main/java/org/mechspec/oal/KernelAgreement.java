@@ -1,8 +1,6 @@
 package org.mechspec.oal;
 
 import org.mechspec.compute.FloatArrays;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 
 /**
  * How closely the kernel's forms agree on one input: recurrent vs dense in fp32 and in fp64 (on the backend's
@@ -10,7 +8,7 @@ import org.mechspec.compute.QuadraticAttentionShape;
  */
 record KernelAgreement(double recurrentDenseFp32, double recurrentDenseFp64, double denseOracleFp64) {
 
-    static KernelAgreement measure(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
+    static KernelAgreement measure(GroupedQuadraticAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
         QuadraticAttentionShape shape = s.shape(groupCount);
         double[] m = QuadraticForm.gramAll(l, groupCount + 1);
         float[] m32 = FloatArrays.narrow(m);

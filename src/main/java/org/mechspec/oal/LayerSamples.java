@@ -1,6 +1,5 @@
 package org.mechspec.oal;
 
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.model.LayerActivations;
 import org.mechspec.model.Tensor;
 

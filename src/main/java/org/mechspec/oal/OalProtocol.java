@@ -2,7 +2,6 @@ package org.mechspec.oal;
 
 import java.util.Arrays;
 import org.mechspec.compute.Backend;
-import org.mechspec.compute.LinearAttentionOps;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.Batch;
@@ -38,7 +37,7 @@ final class OalProtocol {
         int heads = config.numAttentionHeads();
         int d = config.headDim();
         Grouping.requireSplittable(d);
-        LinearAttentionOps ops = LinearAttentionOps.forBackend(backend);
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(backend);
         ByteBlocks valid = new ByteBlocks(validationBytes, SEQUENCE_LENGTH);
         ByteBlocks test = new ByteBlocks(testBytes, SEQUENCE_LENGTH);
 
@@ -126,7 +125,7 @@ final class OalProtocol {
     }
 
     /** Mean over every element of (grouped-quadratic output − softmax output)², all heads. */
-    static double outputMse(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] factors) {
+    static double outputMse(GroupedQuadraticAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] factors) {
         double[] m = QuadraticForm.gramAll(factors, groupCount + 1);
         double[] out = ops.dense(s.shape(groupCount), s.q(), s.k(), s.v(), groups, m);
         double sum = 0.0;

@@ -1,7 +1,5 @@
 package org.mechspec.oal;
 
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 
 /**
  * The O(T²) pairwise oracle of grouped-quadratic attention, fp64, written from the factor L rather than M:
@@ -28,7 +26,7 @@ final class PairwiseOracle {
             }
             norm += u * u;
         }
-        return LinearAttentionOps.EPSILON + norm;
+        return GroupedQuadraticAttentionOps.EPSILON + norm;
     }
 
     static double[] attention(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] groups, double[][] l) {
@@ -83,7 +81,7 @@ final class PairwiseOracle {
                                 quad += phi[a] * m[h * side * side + a * side + c] * phi[c];
                             }
                         }
-                        min = Math.min(min, LinearAttentionOps.EPSILON + quad);
+                        min = Math.min(min, GroupedQuadraticAttentionOps.EPSILON + quad);
                     }
                 }
             }
@@ -131,7 +129,7 @@ final class PairwiseOracle {
                         for (int i = 0; i < d; i++) {
                             a[1 + groups[h * d + i]] += Math.abs(q[qOff + i] * invSqrtD * k[kOff + i]);
                         }
-                        double m = LinearAttentionOps.EPSILON;
+                        double m = GroupedQuadraticAttentionOps.EPSILON;
                         for (int x = 0; x < side; x++) {
                             for (int y = 0; y < side; y++) {
                                 m += a[x] * absGram[x * side + y] * a[y];

@@ -2,8 +2,6 @@ package org.mechspec.pnmix;
 
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * What a packed cache holds, read back token-major [position][kvHead·headDim]: fp16 tokens decoded, groups

@@ -1,9 +1,5 @@
 package org.mechspec.pnmix;
 
-import org.mechspec.compute.ForwardingPackedCacheOps;
-import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /** Passes every operation through and counts the attention calls made over the mechanism's cache. */
 final class CountingOps extends ForwardingPackedCacheOps {

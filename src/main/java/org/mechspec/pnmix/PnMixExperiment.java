@@ -1,7 +1,6 @@
 package org.mechspec.pnmix;
 
 import org.mechspec.compute.Backend;
-import org.mechspec.compute.PackedCacheOps;
 import org.mechspec.compute.Rng;
 
 /**

@@ -5,9 +5,6 @@ import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * The pinned run of DESIGN §7 over given truth projections: saliency once from the non-sink prefill tokens;

@@ -1,6 +1,5 @@
 package org.mechspec.pnmix;
 
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * Everything one protocol run measured. Figures are those the seed file names; the rest feeds the contracts.

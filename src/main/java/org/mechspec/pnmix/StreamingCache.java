@@ -6,9 +6,6 @@ import java.util.List;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * The streaming mixed-precision KV cache. The first {@code sinkTokens} tokens stay fp16; later tokens wait in an

@@ -2,8 +2,8 @@ package org.mechspec.bench;
 
 import java.util.Collection;
 import java.util.concurrent.TimeUnit;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.QuadraticAttentionShape;
+import org.mechspec.oal.CpuGroupedQuadraticAttention;
+import org.mechspec.oal.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -74,12 +74,12 @@ public class OalBench {
 
     @Benchmark
     public float[] dense() {
-        return CpuLinearAttention.INSTANCE.dense(shape, q, k, v, groups, m);
+        return CpuGroupedQuadraticAttention.INSTANCE.dense(shape, q, k, v, groups, m);
     }
 
     @Benchmark
     public float[] recurrent() {
-        return CpuLinearAttention.INSTANCE.recurrent(shape, q, k, v, groups, m);
+        return CpuGroupedQuadraticAttention.INSTANCE.recurrent(shape, q, k, v, groups, m);
     }
 
     public static void main(String[] args) throws RunnerException {

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.model.AttentionBlock;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Parameter;
@@ -17,7 +16,7 @@ import org.mechspec.model.Tensor;
 class ConvertedAttentionTest {
 
     private static ConvertedAttention block(int[] groups, double[][] l) {
-        return new ConvertedAttention(4, CpuLinearAttention.INSTANCE, groups, 1, l);
+        return new ConvertedAttention(4, CpuGroupedQuadraticAttention.INSTANCE, groups, 1, l);
     }
 
     @Test

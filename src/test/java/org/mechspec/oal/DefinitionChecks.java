@@ -1,7 +1,6 @@
 package org.mechspec.oal;
 
 import java.util.Arrays;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Model;

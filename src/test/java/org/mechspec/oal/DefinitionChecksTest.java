@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.FlashRule;
 
@@ -131,7 +130,7 @@ class DefinitionChecksTest {
         LayerSamples s = TinyOal.samples(4, 1, 3, 2, 1, 8, 1.0);
         LayerSamples zero = new LayerSamples(1, 3, 2, 1, 8, s.q(), s.k(), s.v(), new double[s.q().length]);
         Rng rng = new Rng(4);
-        ConvertedAttention block = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
+        ConvertedAttention block = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
                 Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
         double[] w = BlockGradientCheck.mseDirection(block, s);
         double[] w0 = BlockGradientCheck.mseDirection(block, zero);
@@ -145,7 +144,7 @@ class DefinitionChecksTest {
     void blockGradientErrorIsRelativeToTheGradientsScale() {
         LayerSamples s = TinyOal.samples(8, 1, 3, 2, 1, 8, 1.0);
         Rng rng = new Rng(8);
-        ConvertedAttention block = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
+        ConvertedAttention block = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
                 Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
         double[] w = rng.normals(s.q().length, 0, 1);
         double[] big = new double[w.length];

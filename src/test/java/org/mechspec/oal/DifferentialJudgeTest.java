@@ -4,9 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 
 /**
  * The differential judge reads the form it was asked for: a device whose dense form alone is off by 1e-2 in one
@@ -17,8 +14,8 @@ class DifferentialJudgeTest {
     private static final double OFF = 1e-2;
 
     /** The CPU twin with one form's first output element moved by {@link #OFF}. */
-    private record OneFormOff(boolean recurrentOff) implements LinearAttentionOps {
-        private static final LinearAttentionOps CPU = CpuLinearAttention.INSTANCE;
+    private record OneFormOff(boolean recurrentOff) implements GroupedQuadraticAttentionOps {
+        private static final GroupedQuadraticAttentionOps CPU = CpuGroupedQuadraticAttention.INSTANCE;
 
         public String name() {
             return "one-form-off";
@@ -59,8 +56,8 @@ class DifferentialJudgeTest {
     void eachVerdictJudgesItsOwnForm() {
         OalChecks.DifferentialCase c = OalChecks.differentialCase(5, 1, 7, 2, 1, 4);
         for (boolean fp64 : new boolean[] {true, false}) {
-            assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, fp64).holds()).isTrue();
-            assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, true, fp64).holds()).isTrue();
+            assertThat(OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, fp64).holds()).isTrue();
+            assertThat(OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, fp64).holds()).isTrue();
             assertThat(OalChecks.differential(new OneFormOff(false), c, false, fp64).holds()).as("dense off, fp64 %s", fp64).isFalse();
             assertThat(OalChecks.differential(new OneFormOff(false), c, true, fp64).holds()).as("dense off, fp64 %s", fp64).isTrue();
             assertThat(OalChecks.differential(new OneFormOff(true), c, true, fp64).holds()).as("recurrent off, fp64 %s", fp64).isFalse();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.AdamW;

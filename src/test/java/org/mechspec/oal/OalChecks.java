@@ -9,10 +9,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.NonPositiveDenominatorException;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.FlashRule;
 import org.mechspec.spec.Manifest;
@@ -47,11 +43,11 @@ final class OalChecks {
 
     /** sim ≥ ε/2 everywhere: ε + a PSD form, up to rounding far below ε. */
     static boolean kernelPositive(double minSimilarity) {
-        return minSimilarity >= LinearAttentionOps.EPSILON / 2;
+        return minSimilarity >= GroupedQuadraticAttentionOps.EPSILON / 2;
     }
 
     /** The runtime guard fires on both forms when M is negative definite (M = −I): a clear error, no NaN output. */
-    static boolean guardRejectsNonPositive(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount) {
+    static boolean guardRejectsNonPositive(GroupedQuadraticAttentionOps ops, LayerSamples s, int[] groups, int groupCount) {
         int side = groupCount + 1;
         double[] m = new double[s.heads() * side * side];
         for (int h = 0; h < s.heads(); h++) {
@@ -310,14 +306,14 @@ final class OalChecks {
      * FlashAttention's rule for one form on {@code device} against the fp64 pairwise oracle, the naive reference
      * being the CPU twin of the same form in the same precision.
      */
-    static FlashRule.Verdict differential(LinearAttentionOps device, DifferentialCase c, boolean recurrent, boolean fp64) {
+    static FlashRule.Verdict differential(GroupedQuadraticAttentionOps device, DifferentialCase c, boolean recurrent, boolean fp64) {
         QuadraticAttentionShape s = c.shape();
         double[] qd = FloatArrays.widen(c.q());
         double[] kd = FloatArrays.widen(c.k());
         double[] vd = FloatArrays.widen(c.v());
         double[] oracle = PairwiseOracle.attention(s, qd, kd, vd, c.groups(), c.l());
         double[] m = QuadraticForm.gramAll(c.l(), s.side());
-        LinearAttentionOps cpu = CpuLinearAttention.INSTANCE;
+        GroupedQuadraticAttentionOps cpu = CpuGroupedQuadraticAttention.INSTANCE;
         int chain = s.seqLen() + (recurrent ? s.stateFeatures() : s.headDim());
         if (fp64) {
             double[] out = recurrent ? device.recurrent(s, qd, kd, vd, c.groups(), m) : device.dense(s, qd, kd, vd, c.groups(), m);

@@ -6,9 +6,6 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.mechspec.oal.BlockLedger.Phase;
 import org.mechspec.oal.BlockLedger.Split;
@@ -30,7 +27,7 @@ class OalChecksTest {
 
     @Test
     void kernelPositiveFromHalfEpsilonOn() {
-        double half = LinearAttentionOps.EPSILON / 2;
+        double half = GroupedQuadraticAttentionOps.EPSILON / 2;
         assertThat(OalChecks.kernelPositive(half)).isTrue();
         assertThat(OalChecks.kernelPositive(Math.nextDown(half))).isFalse();
     }
@@ -53,13 +50,13 @@ class OalChecksTest {
         double[] q = {0, 0, 3, 0, 0, 3};
         double[] k = {0, 0, -3, 0, 0, -3};
         LayerSamples s = new LayerSamples(1, 2, 1, 1, 3, q, k, new double[] {1, 2, 3, 4, 5, 6}, new double[6]);
-        assertThat(OalChecks.guardRejectsNonPositive(CpuLinearAttention.INSTANCE, s, new int[] {0, 1, 2}, 3)).isTrue();
+        assertThat(OalChecks.guardRejectsNonPositive(CpuGroupedQuadraticAttention.INSTANCE, s, new int[] {0, 1, 2}, 3)).isTrue();
     }
 
     /** A device that never checks its denominators: the guard check reports false. */
     @Test
     void guardCheckFailsForADeviceWithoutTheGuard() {
-        LinearAttentionOps unguarded = new LinearAttentionOps() {
+        GroupedQuadraticAttentionOps unguarded = new GroupedQuadraticAttentionOps() {
             @Override
             public String name() {
                 return "unguarded";

@@ -17,8 +17,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.LinearAttentionOps;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.data.WikiText2;
@@ -96,7 +94,7 @@ class OalContracts {
         qt().withExamples(40).forAll(longs().all(), integers().between(1, 24), integers().between(0, 4), integers().between(1, 3))
                 .checkAssert((seed, seqLen, dimChoice, groupRatio) -> {
                     TinyOal.AgreementCase c = TinyOal.agreementCase(seed, seqLen, dimChoice, groupRatio);
-                    RoundingAgreement a = RoundingAgreement.measure(CpuLinearAttention.INSTANCE, c.samples(), c.groups(),
+                    RoundingAgreement a = RoundingAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(),
                             Grouping.GROUPS, c.factors());
                     assertThat(a.holds()).as("%s", a).isTrue();
                 });
@@ -111,7 +109,7 @@ class OalContracts {
         LayerSamples v = r.validationSamples();
         double oal = OalChecks.minSimilarity(v, r.groups(), Grouping.GROUPS, r.oalFactors());
         double global = OalChecks.minSimilarity(v, Grouping.global(v.heads(), v.headDim()), 1, r.globalFactors());
-        boolean guard = OalChecks.guardRejectsNonPositive(LinearAttentionOps.forBackend(run.backend()), v.block(0),
+        boolean guard = OalChecks.guardRejectsNonPositive(GroupedQuadraticAttentionOps.forBackend(run.backend()), v.block(0),
                 r.groups(), Grouping.GROUPS);
         run.metric("oal_min_similarity", oal);
         assertThat(OalChecks.kernelPositive(oal)).as("OAL min sim %s", oal).isTrue();
@@ -139,11 +137,11 @@ class OalContracts {
                     }
                     assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, g, l))).isTrue();
                     double[] m = QuadraticForm.gramAll(l, g + 1);
-                    double[] dense = CpuLinearAttention.INSTANCE.dense(s.shape(g), s.q(), s.k(), s.v(), groups, m);
-                    double[] recurrent = CpuLinearAttention.INSTANCE.recurrent(s.shape(g), s.q(), s.k(), s.v(), groups, m);
+                    double[] dense = CpuGroupedQuadraticAttention.INSTANCE.dense(s.shape(g), s.q(), s.k(), s.v(), groups, m);
+                    double[] recurrent = CpuGroupedQuadraticAttention.INSTANCE.recurrent(s.shape(g), s.q(), s.k(), s.v(), groups, m);
                     assertThat(Arrays.stream(dense).allMatch(Double::isFinite)).isTrue();
                     assertThat(Arrays.stream(recurrent).allMatch(Double::isFinite)).isTrue();
-                    assertThat(OalChecks.guardRejectsNonPositive(CpuLinearAttention.INSTANCE, s, groups, g)).isTrue();
+                    assertThat(OalChecks.guardRejectsNonPositive(CpuGroupedQuadraticAttention.INSTANCE, s, groups, g)).isTrue();
                 });
     }
 
@@ -191,7 +189,7 @@ class OalContracts {
     @Seeded
     void convertedBlockGradientMatchesFiniteDifferences(SeedRun run) {
         OalRun r = protocol(run);
-        ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, LinearAttentionOps.forBackend(run.backend()),
+        ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, GroupedQuadraticAttentionOps.forBackend(run.backend()),
                 r.groups(), Grouping.GROUPS, r.oalFactors());
         LayerSamples v = r.validationSamples().block(0);
         double err = BlockGradientCheck.relativeError(block, v, BlockGradientCheck.mseDirection(block, v), 5, 1e-5);
@@ -205,7 +203,7 @@ class OalContracts {
         qt().withExamples(20).forAll(longs().all(), integers().between(1, 10)).checkAssert((seed, seqLen) -> {
             LayerSamples s = TinyOal.samples(seed, 2, seqLen, 2, 1, 8, 1.0);
             Rng rng = new Rng(seed);
-            ConvertedAttention block = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
+            ConvertedAttention block = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
                     Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
             double[] w = rng.normals(s.q().length, 0, 1);
             assertThat(OalChecks.gradientMatches(BlockGradientCheck.relativeError(block, s, w, 1, 1e-5), 1e-6)).isTrue();
@@ -495,7 +493,7 @@ class OalContracts {
 
     private static void differential(SeedRun run, boolean recurrent) {
         OalChecks.DifferentialCase c = OalChecks.differentialCase(run.seed(), 2, 37, 4, 2, 32);
-        LinearAttentionOps device = LinearAttentionOps.forBackend(run.backend());
+        GroupedQuadraticAttentionOps device = GroupedQuadraticAttentionOps.forBackend(run.backend());
         String form = recurrent ? "recurrent" : "dense";
         FlashRule.Verdict v64 = OalChecks.differential(device, c, recurrent, true);
         FlashRule.Verdict v32 = OalChecks.differential(device, c, recurrent, false);
@@ -529,7 +527,7 @@ class OalContracts {
     void cpuDenseTwinWithinFp64NoiseOfOracle() {
         qt().withExamples(25).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
-            FlashRule.Verdict v = OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, true);
+            FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, true);
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });
     }
@@ -539,7 +537,7 @@ class OalContracts {
     void cpuRecurrentTwinWithinFp64NoiseOfOracle() {
         qt().withExamples(25).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
-            FlashRule.Verdict v = OalChecks.differential(CpuLinearAttention.INSTANCE, c, true, true);
+            FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, true);
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });
     }

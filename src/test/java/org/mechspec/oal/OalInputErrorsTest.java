@@ -9,9 +9,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.NonPositiveDenominatorException;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.Checkpoint;
 import org.mechspec.model.DType;
@@ -47,7 +44,7 @@ class OalInputErrorsTest {
     void alreadyConvertedLayerIsRejected() {
         Qwen2Model m = TinyOal.model(1, 5);
         Rng rng = new Rng(1);
-        m.setAttention(4, new ConvertedAttention(4, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 16), 3,
+        m.setAttention(4, new ConvertedAttention(4, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 16), 3,
                 TinyOal.factors(rng, 2, 3, 0.1)));
         assertThatThrownBy(() -> OalProtocol.requireConvertible(m)).hasMessageContaining("not softmax attention");
     }
@@ -67,7 +64,7 @@ class OalInputErrorsTest {
     void nonFiniteActivationsAreRejectedByName() {
         LayerSamples s = TinyOal.samples(3, 1, 4, 2, 1, 8, 1.0);
         Rng rng = new Rng(3);
-        ConvertedAttention block = new ConvertedAttention(4, CpuLinearAttention.INSTANCE, TinyOal.groups(rng, 2, 8), 3,
+        ConvertedAttention block = new ConvertedAttention(4, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8), 3,
                 TinyOal.factors(rng, 2, 3, 0.1));
         double[] q = s.q().clone();
         q[5] = Double.NaN;
@@ -94,9 +91,9 @@ class OalInputErrorsTest {
         QuadraticAttentionShape s = new QuadraticAttentionShape(1, 3, 1, 1, 4, 1);
         double[] q = {1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0};
         double[] m = {-1, 0, 0, -1};
-        assertThatThrownBy(() -> CpuLinearAttention.INSTANCE.dense(s, q, q, q, new int[4], m))
+        assertThatThrownBy(() -> CpuGroupedQuadraticAttention.INSTANCE.dense(s, q, q, q, new int[4], m))
                 .isInstanceOf(NonPositiveDenominatorException.class).hasMessageContaining("token 0, head 0");
-        assertThatThrownBy(() -> CpuLinearAttention.INSTANCE.recurrent(s, q, q, q, new int[4], m))
+        assertThatThrownBy(() -> CpuGroupedQuadraticAttention.INSTANCE.recurrent(s, q, q, q, new int[4], m))
                 .isInstanceOf(NonPositiveDenominatorException.class);
     }
 
@@ -104,7 +101,7 @@ class OalInputErrorsTest {
     void groupIdsOutsideTheGroupCountAreRejected() {
         QuadraticAttentionShape s = new QuadraticAttentionShape(1, 2, 1, 1, 4, 1);
         double[] x = new double[8];
-        assertThatThrownBy(() -> CpuLinearAttention.INSTANCE.dense(s, x, x, x, new int[] {0, 0, 1, 0}, new double[4]))
+        assertThatThrownBy(() -> CpuGroupedQuadraticAttention.INSTANCE.dense(s, x, x, x, new int[] {0, 0, 1, 0}, new double[4]))
                 .hasMessageContaining("groups[2] = 1");
     }
 }

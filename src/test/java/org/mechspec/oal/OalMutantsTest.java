@@ -8,9 +8,6 @@ import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuLinearAttention;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.AdamW;
 import org.mechspec.model.AttentionBlock;
@@ -28,7 +25,7 @@ class OalMutantsTest {
     private static final int ADAPTATION_ROWS = BlockRoles.ADAPTATION * (OalProtocol.SEQUENCE_LENGTH - 1);
 
     /** The recurrent state stores each unordered pair k_i·k_j once but counts it once instead of twice. */
-    static final class PairsCountedOnce extends CpuLinearAttention {
+    static final class PairsCountedOnce extends CpuGroupedQuadraticAttention {
         @Override
         protected double offDiagonalPairWeight() {
             return 1.0;
@@ -36,7 +33,7 @@ class OalMutantsTest {
     }
 
     /** A device that leaves the last output element unwritten (still poisoned). */
-    static final class UnwrittenLastElement implements LinearAttentionOps {
+    static final class UnwrittenLastElement implements GroupedQuadraticAttentionOps {
         @Override
         public String name() {
             return "mutant";
@@ -44,26 +41,26 @@ class OalMutantsTest {
 
         @Override
         public double[] dense(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] g, double[] m) {
-            double[] out = CpuLinearAttention.INSTANCE.dense(s, q, k, v, g, m);
+            double[] out = CpuGroupedQuadraticAttention.INSTANCE.dense(s, q, k, v, g, m);
             out[out.length - 1] = Double.NaN;
             return out;
         }
 
         @Override
         public float[] dense(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] g, float[] m) {
-            float[] out = CpuLinearAttention.INSTANCE.dense(s, q, k, v, g, m);
+            float[] out = CpuGroupedQuadraticAttention.INSTANCE.dense(s, q, k, v, g, m);
             out[out.length - 1] = Float.NaN;
             return out;
         }
 
         @Override
         public double[] recurrent(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] g, double[] m) {
-            return CpuLinearAttention.INSTANCE.recurrent(s, q, k, v, g, m);
+            return CpuGroupedQuadraticAttention.INSTANCE.recurrent(s, q, k, v, g, m);
         }
 
         @Override
         public float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] g, float[] m) {
-            return CpuLinearAttention.INSTANCE.recurrent(s, q, k, v, g, m);
+            return CpuGroupedQuadraticAttention.INSTANCE.recurrent(s, q, k, v, g, m);
         }
     }
 
@@ -77,7 +74,7 @@ class OalMutantsTest {
         Rng rng = new Rng(5);
         int[] groups = TinyOal.groups(rng, 2, 16);
         double[][] l = TinyOal.factors(rng, 2, Grouping.GROUPS, 0.1);
-        assertThat(OalChecks.formsAgree(KernelAgreement.measure(CpuLinearAttention.INSTANCE, s, groups, 3, l), 1e-5, 1e-12)).isTrue();
+        assertThat(OalChecks.formsAgree(KernelAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, s, groups, 3, l), 1e-5, 1e-12)).isTrue();
         assertThat(OalChecks.formsAgree(KernelAgreement.measure(new PairsCountedOnce(), s, groups, 3, l), 1e-5, 1e-12)).isFalse();
     }
 
@@ -113,7 +110,7 @@ class OalMutantsTest {
         Rng rng = new Rng(8);
         int[] groups = TinyOal.groups(rng, 2, 8);
         double[][] l = TinyOal.factors(rng, 2, 3, 0.3);
-        ConvertedAttention real = new ConvertedAttention(0, CpuLinearAttention.INSTANCE, groups, 3, l);
+        ConvertedAttention real = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, groups, 3, l);
         AttentionBlock broken = BrokenOal.backwardWithoutKeyGradient(real);
         double[] w = BlockGradientCheck.mseDirection(real, s);
         assertThat(OalChecks.gradientMatches(BlockGradientCheck.relativeError(real, s, w, 1, 1e-5), 1e-6)).isTrue();
@@ -162,8 +159,8 @@ class OalMutantsTest {
     @Test
     void mutantUnwrittenElementFailsDenseDifferential() {
         OalChecks.DifferentialCase c = OalChecks.differentialCase(3, 1, 9, 2, 1, 16);
-        assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, false).holds()).isTrue();
-        assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, false, true).holds()).isTrue();
+        assertThat(OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, false).holds()).isTrue();
+        assertThat(OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, true).holds()).isTrue();
         assertThat(OalChecks.differential(new UnwrittenLastElement(), c, false, false).holds()).isFalse();
         assertThat(OalChecks.differential(new UnwrittenLastElement(), c, false, true).holds()).isFalse();
     }
@@ -171,7 +168,7 @@ class OalMutantsTest {
     @Test
     void mutantPairsCountedOnceFailsRecurrentDifferential() {
         OalChecks.DifferentialCase c = OalChecks.differentialCase(4, 1, 9, 2, 1, 16);
-        assertThat(OalChecks.differential(CpuLinearAttention.INSTANCE, c, true, true).holds()).isTrue();
+        assertThat(OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, true).holds()).isTrue();
         FlashRule.Verdict broken = OalChecks.differential(new PairsCountedOnce(), c, true, true);
         assertThat(broken.holds()).as("%s", broken).isFalse();
     }
@@ -182,10 +179,10 @@ class OalMutantsTest {
     @Test
     void flakyInputPassesTheRoundingBoundWhilePairsCountedOnceFailsIt() {
         TinyOal.AgreementCase c = TinyOal.agreementCase(-6652156641517818303L, 19, 1, 2);
-        KernelAgreement fixed = KernelAgreement.measure(CpuLinearAttention.INSTANCE, c.samples(), c.groups(), 3, c.factors());
+        KernelAgreement fixed = KernelAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(), 3, c.factors());
         assertThat(OalChecks.formsAgree(fixed, 1e-5, 1e-12)).as("the old fixed tolerance rejects a correct form: %s", fixed)
                 .isFalse();
-        RoundingAgreement real = RoundingAgreement.measure(CpuLinearAttention.INSTANCE, c.samples(), c.groups(), 3, c.factors());
+        RoundingAgreement real = RoundingAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(), 3, c.factors());
         RoundingAgreement broken = RoundingAgreement.measure(new PairsCountedOnce(), c.samples(), c.groups(), 3, c.factors());
         assertThat(real.holds()).as("%s", real).isTrue();
         assertThat(broken.holds()).as("%s", broken).isFalse();
@@ -205,7 +202,7 @@ class OalMutantsTest {
         assertThat(broken.holds()).as("%s", broken).isFalse();
         Qwen2Model headZeroEverywhere = a.adapted().converted().copy(); // every head computed with head 0's factor
         headZeroEverywhere.setAttention(OalProtocol.LAYER, new ConvertedAttention(OalProtocol.LAYER,
-                CpuLinearAttention.INSTANCE, a.groups(), 3, new double[][] {a.factors()[0], a.factors()[0]}));
+                CpuGroupedQuadraticAttention.INSTANCE, a.groups(), 3, new double[][] {a.factors()[0], a.factors()[0]}));
         assertThat(DefinitionChecks.convertedLayer(headZeroEverywhere, a.blocks(), blocks, a.groups(), 3, a.factors())
                 .holds()).isFalse();
     }
@@ -223,7 +220,7 @@ class OalMutantsTest {
             Qwen2Model softmax = TinyOal.model(6, 5);
             Lora.attach(softmax, OalProtocol.LORA, rng);
             Qwen2Model converted = softmax.copy();
-            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, real.groups(),
+            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE, real.groups(),
                     3, real.factors());
             converted.setAttention(OalProtocol.LAYER, block);
             LoraRecord s = new LoraRecord(softmax, null);

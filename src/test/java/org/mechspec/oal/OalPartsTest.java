@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.within;
 import java.util.Arrays;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.Rng;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.LayerActivations;
@@ -92,7 +91,7 @@ class OalPartsTest {
     void outputMseOfUniformAttentionIsHandComputed() {
         LayerSamples s = new LayerSamples(1, 2, 1, 1, 2, new double[] {1, 0, 0, 1}, new double[] {0, 1, 1, 0},
                 new double[] {2, 4, 6, 0}, new double[] {1, 1, 1, 1});
-        double mse = OalProtocol.outputMse(CpuLinearAttention.INSTANCE, s, new int[2], 1, new double[][] {new double[4]});
+        double mse = OalProtocol.outputMse(CpuGroupedQuadraticAttention.INSTANCE, s, new int[2], 1, new double[][] {new double[4]});
         assertThat(mse).isCloseTo(5.0, within(1e-9));
     }
 

@@ -5,8 +5,6 @@ import static org.assertj.core.api.Assertions.within;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 
 /**
  * The fp64 pairwise oracle and its rounding bound against the formulas written out directly: M = L·Lᵀ and
@@ -15,7 +13,7 @@ import org.mechspec.compute.QuadraticAttentionShape;
  */
 @Tag("oal")
 class PairwiseOracleTest {
-    private static final double EPS = LinearAttentionOps.EPSILON;
+    private static final double EPS = GroupedQuadraticAttentionOps.EPSILON;
     private static final int T = 2;
     private static final int D = 2;
     private static final int SIDE = 3;

@@ -1,8 +1,6 @@
 package org.mechspec.oal;
 
 import org.mechspec.compute.FloatArrays;
-import org.mechspec.compute.LinearAttentionOps;
-import org.mechspec.compute.QuadraticAttentionShape;
 import org.mechspec.spec.FlashRule;
 
 /**
@@ -16,7 +14,7 @@ record RoundingAgreement(double dense32, double recurrent32, double dense64, dou
         return dense32 <= 1 && recurrent32 <= 1 && dense64 <= 1 && recurrent64 <= 1; // NaN fails
     }
 
-    static RoundingAgreement measure(LinearAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
+    static RoundingAgreement measure(GroupedQuadraticAttentionOps ops, LayerSamples s, int[] groups, int groupCount, double[][] l) {
         QuadraticAttentionShape shape = s.shape(groupCount);
         double[] m = QuadraticForm.gramAll(l, groupCount + 1);
         float[] m32 = FloatArrays.narrow(m);

@@ -1,6 +1,5 @@
 package org.mechspec.oal;
 
-import org.mechspec.compute.CpuLinearAttention;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.Batch;
@@ -130,7 +129,7 @@ final class TinyOal {
             double[][] l = TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3);
             ByteBlocks blocks = new ByteBlocks(text(seed, 32 * 10), OalProtocol.SEQUENCE_LENGTH);
             Batch batch = Batch.nextToken(blocks.blocks(new int[] {2, 3, 4, 5, 6, 7, 8, 9}), OalProtocol.SEQUENCE_LENGTH);
-            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, groups,
+            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE, groups,
                     Grouping.GROUPS, l);
             MatchedLora.Adapted adapted = MatchedLora.adapt(model(seed, 5), OalProtocol.LAYER, block, batch, rng,
                     OalProtocol.LORA, OalProtocol.LORA_STEPS, OalProtocol.LORA_LEARNING_RATE);
@@ -140,7 +139,7 @@ final class TinyOal {
 
     /** A converted layer for the tiny model (2 heads of 16 dims), drawn from {@code rng}. */
     static ConvertedAttention convertedBlock(Rng rng) {
-        return new ConvertedAttention(OalProtocol.LAYER, CpuLinearAttention.INSTANCE, groups(rng, 2, 16),
+        return new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE, groups(rng, 2, 16),
                 Grouping.GROUPS, factors(rng, 2, Grouping.GROUPS, 0.3));
     }
 

@@ -2,11 +2,7 @@ package org.mechspec.pnmix;
 
 import java.util.Arrays;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedKvCache;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Records;
 

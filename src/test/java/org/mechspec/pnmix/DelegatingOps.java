@@ -1,7 +1,5 @@
 package org.mechspec.pnmix;
 
-import org.mechspec.compute.CpuPackedCacheOps;
-import org.mechspec.compute.ForwardingPackedCacheOps;
 
 /** The CPU twin, for mutant kernels to override what they break ({@code cpu} is the unbroken one). */
 class DelegatingOps extends ForwardingPackedCacheOps {

@@ -4,8 +4,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * A run's error figures recomputed from DESIGN §7's definitions, apart from the protocol's code and kernels.

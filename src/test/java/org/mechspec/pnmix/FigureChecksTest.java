@@ -8,8 +8,6 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * FigureChecks on a cache written by hand: 3 tokens, one head of d = 2, a sink token and two 1-token groups, so the

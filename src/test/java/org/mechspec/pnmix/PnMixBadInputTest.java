@@ -12,9 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedKvCache;
 import org.mechspec.data.DataFiles;
 import org.mechspec.data.DataFiles.MissingDataException;
 

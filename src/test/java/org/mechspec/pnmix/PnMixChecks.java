@@ -5,9 +5,6 @@ import java.util.Map;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * pn-mix's checks as plain predicates, shared by the contracts and the mutant tests. Where a check restates

@@ -11,10 +11,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedKvCache;
 import org.mechspec.compute.Rng;
 
 /**

@@ -9,7 +9,6 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;

@@ -9,10 +9,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 import org.mechspec.compute.Rng;
 
 /**

@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;

@@ -1,12 +1,8 @@
 package org.mechspec.pnmix;
 
 import org.mechspec.compute.FloatArrays;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.FlashRule;
 

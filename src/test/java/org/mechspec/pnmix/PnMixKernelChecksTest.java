@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.OneBitLevels;
-import org.mechspec.compute.PackedBlock;
 
 /**
  * The bit-equality differential must count every difference a broken device makes, exactly once per differing

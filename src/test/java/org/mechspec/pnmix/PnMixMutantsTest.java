@@ -11,12 +11,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.HalfFloat;
-import org.mechspec.compute.PackedAttention;
-import org.mechspec.compute.PackedBlock;
-import org.mechspec.compute.PackedCacheOps;
-import org.mechspec.compute.PackedKvCache;
 
 /**
  * Each pn-mix check reports false on a deliberately broken mechanism, and true on the unbroken one over the same

@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.CpuPackedCacheOps;
-import org.mechspec.compute.PackedCacheOps;
 
 /**
  * The protocol on a small configuration (4 query heads over 2 KV heads of 8 dims, 2 sinks, groups of 4,

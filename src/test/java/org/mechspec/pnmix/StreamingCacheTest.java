@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuPackedCacheOps;
 import org.mechspec.compute.Rng;
 
 /**

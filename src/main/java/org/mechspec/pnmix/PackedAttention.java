@@ -1,4 +1,5 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
 
 /**
  * Result of attention over a packed cache: {@code out} [queryHeads][queryLen][headDim] and, when asked for,

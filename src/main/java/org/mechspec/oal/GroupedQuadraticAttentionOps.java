@@ -1,4 +1,7 @@
-package org.mechspec.compute;
+package org.mechspec.oal;
+
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.UnavailableBackend;
 
 /**
  * Causal grouped-quadratic linear attention (OAL) in its two exact forms: dense (the masked T×T similarity matrix)
@@ -6,7 +9,7 @@ package org.mechspec.compute;
  * coefficients). Layouts in {@link QuadraticAttentionShape}. fp64 and fp32 paths; the CPU implementation is the
  * twin of the CUDA one. Every call checks its denominators ({@link NonPositiveDenominatorException}).
  */
-public interface LinearAttentionOps {
+public interface GroupedQuadraticAttentionOps {
     /** ε of sim = ε + [1, z]·M·[1, z]ᵀ. */
     double EPSILON = 1e-6;
 
@@ -21,16 +24,16 @@ public interface LinearAttentionOps {
     float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m);
 
     /** The implementation that runs on {@code backend} ("cpu" or "cuda"). */
-    static LinearAttentionOps forBackend(Backend backend) {
+    static GroupedQuadraticAttentionOps forBackend(Backend backend) {
         switch (backend.name()) {
             case "cpu":
-                return CpuLinearAttention.INSTANCE;
+                return CpuGroupedQuadraticAttention.INSTANCE;
             case "cuda":
             case "cuda-emulated":
                 if (backend instanceof UnavailableBackend u) {
                     throw new IllegalStateException(u.reason());
                 }
-                return CudaLinearAttention.get();
+                return CudaGroupedQuadraticAttention.get();
             default:
                 throw new IllegalArgumentException("no grouped-quadratic attention for backend '" + backend.name() + "'");
         }

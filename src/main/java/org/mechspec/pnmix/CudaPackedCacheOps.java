@@ -1,10 +1,15 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.Finite;
+import org.mechspec.compute.KernelArgs;
+import org.mechspec.compute.OneBitLevels;
 
 /**
  * {@link PackedCacheOps} on CUDA: the kernels of {@code src/main/cuda/pnmix.cu}. Every output buffer is poisoned

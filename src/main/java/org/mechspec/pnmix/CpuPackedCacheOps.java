@@ -1,4 +1,9 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.Finite;
+import org.mechspec.compute.GroupQuantizer;
+import org.mechspec.compute.OneBitLevels;
 
 /**
  * The CPU definition of {@link PackedCacheOps}: fixed loop orders and StrictMath, so the same inputs give the

@@ -1,31 +1,33 @@
-package org.mechspec.compute;
+package org.mechspec.oal;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
+import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.KernelArgs;
 
 /**
- * Grouped-quadratic attention on the GPU ({@code src/main/cuda/oal.cu}), twin of {@link CpuLinearAttention}.
+ * Grouped-quadratic attention on the GPU ({@code src/main/cuda/oal.cu}), twin of {@link CpuGroupedQuadraticAttention}.
  * Outputs and denominators are poisoned before each launch; the denominators come back and are checked on the
  * host, so a kernel that skipped a row fails the guard or the differential contract.
  */
-public final class CudaLinearAttention implements LinearAttentionOps {
+public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
     private static final int DENSE_THREADS = 128;
     private static final int RECURRENT_THREADS = 64;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
-    private static CudaLinearAttention instance;
+    private static CudaGroupedQuadraticAttention instance;
 
     private final CudaBackend cuda;
 
-    private CudaLinearAttention(CudaBackend cuda) {
+    private CudaGroupedQuadraticAttention(CudaBackend cuda) {
         this.cuda = cuda;
     }
 
-    public static synchronized CudaLinearAttention get() {
+    public static synchronized CudaGroupedQuadraticAttention get() {
         if (instance == null) {
-            instance = new CudaLinearAttention(CudaBackend.get());
+            instance = new CudaGroupedQuadraticAttention(CudaBackend.get());
         }
         return instance;
     }
@@ -37,25 +39,25 @@ public final class CudaLinearAttention implements LinearAttentionOps {
 
     @Override
     public double[] dense(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] groups, double[] m) {
-        CpuLinearAttention.checkInputs(s, q, k, v, groups, m);
+        CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
         return runF64("oal_dense_f64", s, q, k, v, groups, m, false);
     }
 
     @Override
     public float[] dense(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
-        CpuLinearAttention.checkInputs(s, q, k, v, groups, m);
+        CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
         return runF32("oal_dense_f32", s, q, k, v, groups, m, false);
     }
 
     @Override
     public double[] recurrent(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] groups, double[] m) {
-        CpuLinearAttention.checkInputs(s, q, k, v, groups, m);
+        CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
         return runF64("oal_recurrent_f64", s, q, k, v, groups, m, true);
     }
 
     @Override
     public float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
-        CpuLinearAttention.checkInputs(s, q, k, v, groups, m);
+        CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
         return runF32("oal_recurrent_f32", s, q, k, v, groups, m, true);
     }
 

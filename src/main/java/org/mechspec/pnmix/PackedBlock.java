@@ -1,4 +1,7 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.HalfFloat;
 
 /**
  * One group-quantized block as it sits in memory: the packed codes (layout in {@link BitPacking}) and, per

@@ -1,4 +1,7 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.HalfFloat;
 
 /**
  * Reads one token's key or value row for one KV head straight out of a {@link PackedKvCache}: fp16 bytes for

@@ -1,4 +1,5 @@
-package org.mechspec.compute;
+package org.mechspec.oal;
+
 
 /**
  * The runtime positivity guard of grouped-quadratic attention: a normalizer Σ_{j≤t} sim(q_t, k_j) that is not a

@@ -1,4 +1,6 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.OneBitLevels;
 
 /** Passes every operation to another implementation; subclasses override what they observe or change. */
 public class ForwardingPackedCacheOps implements PackedCacheOps {

@@ -1,6 +1,7 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
 
 import java.util.List;
+import org.mechspec.compute.BitPacking;
 
 /**
  * A mixed-precision KV cache as the attention kernels read it, token order = position order:

@@ -1,4 +1,5 @@
-package org.mechspec.compute;
+package org.mechspec.oal;
+
 
 /**
  * Shape of causal grouped-quadratic linear attention (OAL, DESIGN §8). Token-major layouts, as a Qwen2 layer's

@@ -1,4 +1,8 @@
-package org.mechspec.compute;
+package org.mechspec.pnmix;
+
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.OneBitLevels;
 
 /**
  * Group quantization with bit packing and attention over a packed KV cache: the operations of a

@@ -1,7 +1,9 @@
-package org.mechspec.compute;
+package org.mechspec.oal;
 
 import java.util.Arrays;
 import java.util.function.DoubleUnaryOperator;
+import org.mechspec.compute.Finite;
+import org.mechspec.compute.FloatArrays;
 
 /**
  * CPU twin of {@code src/main/cuda/oal.cu}: grouped-quadratic attention, dense and recurrent, fp64 and fp32.
@@ -10,13 +12,13 @@ import java.util.function.DoubleUnaryOperator;
  * result). Deterministic: every sum runs in a fixed ascending order.
  * Not final only so that a mutant test can override {@link #offDiagonalPairWeight()}.
  */
-public class CpuLinearAttention implements LinearAttentionOps {
-    public static final CpuLinearAttention INSTANCE = new CpuLinearAttention();
+public class CpuGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
+    public static final CpuGroupedQuadraticAttention INSTANCE = new CpuGroupedQuadraticAttention();
 
     private static final DoubleUnaryOperator FP64 = x -> x;
     private static final DoubleUnaryOperator FP32 = x -> (float) x;
 
-    protected CpuLinearAttention() {
+    protected CpuGroupedQuadraticAttention() {
     }
 
     @Override
