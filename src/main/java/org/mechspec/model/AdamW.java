@@ -17,7 +17,6 @@ public final class AdamW {
     private final double eps;
     private final double weightDecay;
     private int step;
-    Mutant mutant = Mutant.NONE;
 
     public AdamW(List<Parameter> parameters, double beta1, double beta2, double eps, double weightDecay) {
         if (parameters.isEmpty()) {
@@ -54,7 +53,6 @@ public final class AdamW {
         step++;
         double correction1 = 1.0 - StrictMath.pow(beta1, step);
         double correction2 = 1.0 - StrictMath.pow(beta2, step);
-        double direction = mutant == Mutant.ADAMW_ASCENT ? -1.0 : 1.0;
         for (int i = 0; i < parameters.size(); i++) {
             Parameter p = parameters.get(i);
             Tensor w = p.value();
@@ -72,7 +70,7 @@ public final class AdamW {
                 v.set(j, vj);
                 double wj = w.get(j) * (1.0 - lr * weightDecay);
                 double update = (m.get(j) / correction1) / (Math.sqrt(v.get(j) / correction2) + eps);
-                w.set(j, wj - direction * lr * update);
+                w.set(j, wj - lr * update);
             }
         }
     }

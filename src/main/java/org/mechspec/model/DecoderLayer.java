@@ -36,17 +36,16 @@ final class DecoderLayer {
                 RmsNorm.Pass norm2, Linear.Pass gatePass, Linear.Pass upPass, Linear.Pass downPass) {
     }
 
-    Pass forward(Tensor x, HeadLayout layout, Rope rope, DropoutMasks masks, Mutant mutant) {
+    Pass forward(Tensor x, HeadLayout layout, RotaryEmbedding rope, DropoutMasks masks) {
         int rows = layout.tokens();
-        int ropeDirection = mutant == Mutant.ROPE_SIGN_FLIPPED ? -1 : 1;
         RmsNorm.Pass norm1 = inputNorm.forward(x, rows);
         Linear.Pass qPass = q.forward(norm1.y(), rows, masks);
         Linear.Pass kPass = k.forward(norm1.y(), rows, masks);
         Linear.Pass vPass = v.forward(norm1.y(), rows, masks);
         Tensor queries = qPass.y();
         Tensor keys = kPass.y();
-        rope.rotate(queries, layout.batch(), layout.seqLen(), layout.heads(), ropeDirection);
-        rope.rotate(keys, layout.batch(), layout.seqLen(), layout.kvHeads(), ropeDirection);
+        rope.rotate(queries, layout.batch(), layout.seqLen(), layout.heads(), 1);
+        rope.rotate(keys, layout.batch(), layout.seqLen(), layout.kvHeads(), 1);
         Tensor attended = Tensor.zeros(x.precision(), rows, layout.heads() * layout.headDim());
         AttentionBlock.Gradient attentionGradient = attention.forward(layout, queries, keys, vPass.y(), attended);
         Linear.Pass oPass = o.forward(attended, rows, masks);
@@ -63,35 +62,34 @@ final class DecoderLayer {
     }
 
     /** ∂loss/∂input from ∂loss/∂output; accumulates parameter gradients. */
-    Tensor backward(Pass p, Tensor dOutput, Rope rope, Mutant mutant) {
+    Tensor backward(Pass p, Tensor dOutput, RotaryEmbedding rope) {
         HeadLayout layout = p.activations().layout();
         Precision precision = dOutput.precision();
         int rows = layout.tokens();
-        int ropeDirection = mutant == Mutant.ROPE_SIGN_FLIPPED ? -1 : 1;
 
         Tensor dHidden = Tensor.zeros(precision, rows, gate.out);
-        down.backward(p.downPass(), dOutput, dHidden, mutant);
+        down.backward(p.downPass(), dOutput, dHidden);
         Tensor dGate = Tensor.zeros(precision, rows, gate.out);
         Tensor dUp = Tensor.zeros(precision, rows, up.out);
         swigluBackward(p.gatePass().y(), p.upPass().y(), dHidden, dGate, dUp);
         Tensor dNorm2 = Tensor.zeros(precision, rows, gate.in);
-        gate.backward(p.gatePass(), dGate, dNorm2, mutant);
-        up.backward(p.upPass(), dUp, dNorm2, mutant);
+        gate.backward(p.gatePass(), dGate, dNorm2);
+        up.backward(p.upPass(), dUp, dNorm2);
         Tensor dMiddle = sum(dOutput, postNorm.backward(p.norm2(), dNorm2));
 
         Tensor dAttended = Tensor.zeros(precision, rows, o.in);
-        o.backward(p.oPass(), dMiddle, dAttended, mutant);
+        o.backward(p.oPass(), dMiddle, dAttended);
         Tensor dq = Tensor.zeros(precision, rows, q.out);
         Tensor dk = Tensor.zeros(precision, rows, k.out);
         Tensor dv = Tensor.zeros(precision, rows, v.out);
         p.attentionGradient().accumulate(dAttended, dq, dk, dv);
-        int back = mutant == Mutant.ROPE_BACKWARD_SAME_DIRECTION ? ropeDirection : -ropeDirection;
-        rope.rotate(dq, layout.batch(), layout.seqLen(), layout.heads(), back);
-        rope.rotate(dk, layout.batch(), layout.seqLen(), layout.kvHeads(), back);
+        // RoPE is a rotation, so its transpose (what the gradient needs) is the inverse rotation.
+        rope.rotate(dq, layout.batch(), layout.seqLen(), layout.heads(), -1);
+        rope.rotate(dk, layout.batch(), layout.seqLen(), layout.kvHeads(), -1);
         Tensor dNorm1 = Tensor.zeros(precision, rows, q.in);
-        q.backward(p.qPass(), dq, dNorm1, mutant);
-        k.backward(p.kPass(), dk, dNorm1, mutant);
-        v.backward(p.vPass(), dv, dNorm1, mutant);
+        q.backward(p.qPass(), dq, dNorm1);
+        k.backward(p.kPass(), dk, dNorm1);
+        v.backward(p.vPass(), dv, dNorm1);
         return sum(dMiddle, inputNorm.backward(p.norm1(), dNorm1));
     }
 

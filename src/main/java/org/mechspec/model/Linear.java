@@ -64,15 +64,14 @@ final class Linear {
     /**
      * Adds ∂loss/∂x into {@code dx} (when not null) and accumulates the gradients of the trainable parameters.
      */
-    void backward(Pass p, Tensor dy, Tensor dx, Mutant mutant) {
+    void backward(Pass p, Tensor dy, Tensor dx) {
         int rows = p.rows();
         Tensor dyT = null;
         if (weight.trainable()) {
             dyT = Matmul.transpose(dy, rows, out);
             Matmul.accumulate(weight.grad(), dyT, p.x(), out, rows, in);
         }
-        boolean skipBias = mutant == Mutant.Q_BIAS_GRAD_MISSING && name.endsWith("q_proj");
-        if (bias != null && bias.trainable() && !skipBias) {
+        if (bias != null && bias.trainable()) {
             Tensor db = bias.grad();
             for (int r = 0; r < rows; r++) {
                 for (int o = 0; o < out; o++) {
@@ -84,12 +83,12 @@ final class Linear {
             Matmul.accumulate(dx, dy, weight.value(), rows, out, in);
         }
         if (p.scaledU() != null) {
-            loraBackward(p, dy, dyT, dx, mutant);
+            loraBackward(p, dy, dyT, dx);
         }
     }
 
     /** y += (s·u)·Bᵀ, u = dropped·Aᵀ, dropped = keep ⊙ x/(1−p). */
-    private void loraBackward(Pass p, Tensor dy, Tensor dyT, Tensor dx, Mutant mutant) {
+    private void loraBackward(Pass p, Tensor dy, Tensor dyT, Tensor dx) {
         int rows = p.rows();
         int rank = lora.config.rank();
         Precision precision = dy.precision();
@@ -104,8 +103,7 @@ final class Linear {
             du.set(i, scale * du.get(i));
         }
         if (lora.a.trainable()) {
-            Tensor input = mutant == Mutant.LORA_A_GRAD_IGNORES_DROPOUT ? p.x() : p.dropped();
-            Matmul.accumulate(lora.a.grad(), Matmul.transpose(du, rows, rank), input, rank, rows, in);
+            Matmul.accumulate(lora.a.grad(), Matmul.transpose(du, rows, rank), p.dropped(), rank, rows, in);
         }
         if (dx == null) {
             return;

@@ -29,11 +29,6 @@ public final class Lora {
                 a.set(i, std * rng.normal());
             }
             Tensor b = Tensor.zeros(precision, target.out, rank);
-            if (model.mutant == Mutant.LORA_B_RANDOM_INIT) {
-                for (int i = 0; i < b.size(); i++) {
-                    b.set(i, Qwen2Model.INIT_STD * rng.normal());
-                }
-            }
             target.lora = new LoraAdapter(target.name, new Parameter(target.name + ".lora_A.weight", a, true),
                     new Parameter(target.name + ".lora_B.weight", b, true), config);
         }
@@ -47,8 +42,7 @@ public final class Lora {
             if (adapter.merged()) {
                 throw new IllegalStateException(target.name + " is already merged");
             }
-            double scale = model.mutant == Mutant.MERGE_WITHOUT_SCALE ? 1.0 : adapter.config().scale();
-            double[] delta = adapter.delta(scale);
+            double[] delta = adapter.delta();
             Tensor w = target.weight.value();
             adapter.unmergedBase = w.copy();
             for (int i = 0; i < delta.length; i++) {

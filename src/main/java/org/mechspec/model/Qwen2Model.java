@@ -22,12 +22,17 @@ public final class Qwen2Model {
     private final List<DecoderLayer> layers = new ArrayList<>();
     private final RmsNorm finalNorm;
     private final Linear head;
-    private final Rope rope;
-    Mutant mutant = Mutant.NONE;
+    private final RotaryEmbedding rope;
 
     private Qwen2Model(Qwen2Config config, Precision precision) {
+        this(config, precision, new HalfSplitRope(config.headDim(), config.maxPositionEmbeddings(), config.ropeTheta()));
+    }
+
+    /** All weights zero, over {@code rope}: the rotation the layers apply to q and k, and undo on their gradients. */
+    Qwen2Model(Qwen2Config config, Precision precision, RotaryEmbedding rope) {
         this.config = config;
         this.precision = precision;
+        this.rope = rope;
         int hidden = config.hiddenSize();
         embed = add("model.embed_tokens.weight", config.vocabSize(), hidden);
         for (int l = 0; l < config.numHiddenLayers(); l++) {
@@ -46,7 +51,6 @@ public final class Qwen2Model {
         finalNorm = new RmsNorm(add("model.norm.weight", hidden), config.rmsNormEps());
         Parameter headWeight = config.tieWordEmbeddings() ? embed : add("lm_head.weight", config.vocabSize(), hidden);
         head = new Linear("lm_head", headWeight, null);
-        rope = new Rope(config.headDim(), config.maxPositionEmbeddings(), config.ropeTheta());
     }
 
     /** All weights zero (norm weights too): the shell a checkpoint is loaded into. */
@@ -200,7 +204,7 @@ public final class Qwen2Model {
         }
         List<DecoderLayer.Pass> passes = new ArrayList<>(layers.size());
         for (DecoderLayer layer : layers) {
-            DecoderLayer.Pass p = layer.forward(x, layout, rope, masks, mutant);
+            DecoderLayer.Pass p = layer.forward(x, layout, rope, masks);
             passes.add(p);
             x = p.activations().output();
         }
@@ -216,10 +220,10 @@ public final class Qwen2Model {
         int rows = pass.batch().batch() * pass.batch().seqLen();
         int hidden = config.hiddenSize();
         Tensor dNorm = Tensor.zeros(precision, rows, hidden);
-        head.backward(pass.headPass(), dLogits, dNorm, mutant);
+        head.backward(pass.headPass(), dLogits, dNorm);
         Tensor dx = finalNorm.backward(pass.normPass(), dNorm);
         for (int l = layers.size() - 1; l >= 0; l--) {
-            dx = layers.get(l).backward(pass.layerPass(l), dx, rope, mutant);
+            dx = layers.get(l).backward(pass.layerPass(l), dx, rope);
         }
         if (embed.trainable()) {
             Tensor dEmbed = embed.grad();
@@ -232,9 +236,9 @@ public final class Qwen2Model {
         }
     }
 
-    /** A deep copy: parameters, trainable flags, LoRA adapters (merged state included) and attention blocks. */
+    /** A deep copy: parameters, trainable flags, LoRA adapters (merged state included), attention blocks, RoPE. */
     public Qwen2Model copy() {
-        Qwen2Model m = new Qwen2Model(config, precision);
+        Qwen2Model m = new Qwen2Model(config, precision, rope);
         for (Map.Entry<String, Parameter> e : base.entrySet()) {
             Parameter mine = e.getValue();
             Parameter theirs = m.base.get(e.getKey());
@@ -249,7 +253,6 @@ public final class Qwen2Model {
         for (int l = 0; l < layers.size(); l++) {
             m.layers.get(l).attention = layers.get(l).attention.copy();
         }
-        m.mutant = mutant;
         return m;
     }
 
@@ -263,11 +266,6 @@ public final class Qwen2Model {
             out.add(l.o);
         }
         return out;
-    }
-
-    Qwen2Model withMutant(Mutant m) {
-        this.mutant = m;
-        return this;
     }
 
     private Parameter add(String name, int... shape) {

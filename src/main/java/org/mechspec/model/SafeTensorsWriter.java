@@ -13,7 +13,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.mechspec.compute.HalfFloat;
 
 /**
  * Writes safetensors files: header JSON ({@code __metadata__} first, tensors in the given order, back to back),
@@ -32,11 +31,6 @@ public final class SafeTensorsWriter {
     }
 
     public static void write(Path file, List<Named> tensors, DType dtype, Map<String, String> metadata)
-            throws IOException {
-        write(file, tensors, dtype, metadata, Mutant.NONE);
-    }
-
-    static void write(Path file, List<Named> tensors, DType dtype, Map<String, String> metadata, Mutant mutant)
             throws IOException {
         ObjectNode header = JSON.createObjectNode();
         ObjectNode meta = header.putObject("__metadata__");
@@ -75,9 +69,6 @@ public final class SafeTensorsWriter {
                 double v = tensor.get(i);
                 if (!Double.isFinite(v)) {
                     throw new IllegalArgumentException("tensor " + t.name() + " element " + i + " is " + v);
-                }
-                if (mutant == Mutant.WRITER_ROUNDS_TO_BF16) {
-                    v = HalfFloat.roundToBfloat16(v);
                 }
                 dtype.write(out, v);
             }

@@ -23,12 +23,12 @@ public final class PairSaliency {
             for (int pair = 0; pair < pairs; pair++) {
                 double kSum = 0.0;
                 for (int t = from; t < to; t++) {
-                    kSum += Rope.pairNorm(p.k(), t * p.kvWidth(), h, d, pair, layout);
+                    kSum += PairLayoutRope.pairNorm(p.k(), t * p.kvWidth(), h, d, pair, layout);
                 }
                 double qSum = 0.0;
                 for (int qh = h * group; qh < (h + 1) * group; qh++) {
                     for (int t = from; t < to; t++) {
-                        qSum += Rope.pairNorm(p.q(), t * p.qWidth(), qh, d, pair, layout);
+                        qSum += PairLayoutRope.pairNorm(p.q(), t * p.qWidth(), qh, d, pair, layout);
                     }
                 }
                 scores[h * pairs + pair] = (kSum / n) * (qSum / ((double) n * group));

@@ -55,8 +55,8 @@ public final class RandomRopeLayer {
         double[] qRope = qPre.clone();
         double[] kRope = kPre.clone();
         for (int t = 0; t < n; t++) {
-            Rope.apply(qRope, t * wQ, config.queryHeads(), d, t, config.ropeTheta(), ropeLayout);
-            Rope.apply(kRope, t * wKV, config.kvHeads(), d, t, config.ropeTheta(), ropeLayout);
+            PairLayoutRope.apply(qRope, t * wQ, config.queryHeads(), d, t, config.ropeTheta(), ropeLayout);
+            PairLayoutRope.apply(kRope, t * wKV, config.kvHeads(), d, t, config.ropeTheta(), ropeLayout);
         }
         return new Projections(n, config.queryHeads(), config.kvHeads(), d, qPre, kPre, qRope, kRope,
                 half(qRope), half(kRope), half(v));

@@ -41,7 +41,7 @@ class AttentionAndRopeTest {
     @Test
     void ropeHalfSplitPairsDimensionIWithIPlusHalf() {
         int d = 8;
-        Rope rope = new Rope(d, 16, 10000.0);
+        HalfSplitRope rope = new HalfSplitRope(d, 16, 10000.0);
         Tensor x = Tensor.zeros(Precision.FP64, 16, d);
         for (int t = 0; t < 16; t++) {
             x.set(t * d + 1, 1.0); // unit vector on dimension 1 at every position
@@ -60,7 +60,7 @@ class AttentionAndRopeTest {
         qt().withExamples(30).forAll(integers().between(0, 40), integers().between(0, 40), integers().between(0, 20),
                 integers().between(1, 1000)).checkAssert((i, j, shift, seed) -> {
                     int d = 16;
-                    Rope rope = new Rope(d, 64, 10000.0);
+                    HalfSplitRope rope = new HalfSplitRope(d, 64, 10000.0);
                     Rng rng = new Rng(seed);
                     double[] q = rng.normals(d, 0, 1);
                     double[] k = rng.normals(d, 0, 1);
@@ -76,7 +76,7 @@ class AttentionAndRopeTest {
                 });
     }
 
-    private static double[] rotated(Rope rope, double[] v, int position) {
+    private static double[] rotated(HalfSplitRope rope, double[] v, int position) {
         Tensor x = placed(v, position, 64);
         rope.rotate(x, 1, 64, 1, 1);
         double[] out = new double[v.length];

@@ -41,10 +41,14 @@ class FixtureTest {
         return Evaluation.perplexity(Evaluation.tokenNll(model, blocks, indices, indices.length));
     }
 
-    /** The contract's predicate for a model loaded from {@code weights} bytes, with an optional mutant. */
-    static boolean matchesRecord(byte[] weights, Mutant mutant) throws IOException {
+    /** The fixture as committed, in fp32. */
+    static Qwen2Model fixture() {
+        return Checkpoint.load(DIR, Precision.FP32);
+    }
+
+    /** The contract's predicate: {@code weights} bytes against the record, {@code model}'s perplexity against it. */
+    static boolean matchesRecord(byte[] weights, Qwen2Model model) throws IOException {
         JsonNode record = record();
-        Qwen2Model model = Checkpoint.load(DIR, Precision.FP32).withMutant(mutant);
         return ModelChecks.fixtureMatchesRecord(DataFiles.sha256(weights),
                 record.at("/checkpoint/model_safetensors_sha256").textValue(), quickCheckPerplexity(model, record),
                 record.at("/ci_check/test_perplexity").doubleValue(), PERPLEXITY_TOLERANCE);
@@ -52,7 +56,7 @@ class FixtureTest {
 
     @Test
     void fixtureShaAndTestPerplexityMatchItsTrainingRecord() throws IOException {
-        assertThat(matchesRecord(Files.readAllBytes(DIR.resolve(Checkpoint.WEIGHTS_FILE)), Mutant.NONE)).isTrue();
+        assertThat(matchesRecord(Files.readAllBytes(DIR.resolve(Checkpoint.WEIGHTS_FILE)), fixture())).isTrue();
         assertThat(DataFiles.sha256(Files.readAllBytes(DIR.resolve(Checkpoint.CONFIG_FILE))))
                 .isEqualTo(record().at("/checkpoint/config_sha256").textValue());
     }

@@ -13,15 +13,39 @@ class GradientCheckTest {
     static final double TOLERANCE = 1e-6;
     static final double STEP = 1e-5;
 
-    static Map<String, Double> baseErrors(boolean tied, Mutant mutant) {
-        Qwen2Config config = TinyModels.config(tied);
-        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 7).withMutant(mutant);
-        return GradientCheck.relativeErrors(model, TinyModels.randomBatch(config, 2, 5, 8), null, STEP);
+    /** A model to check, the batch and the dropout masks (null for none) its loss is taken on. */
+    record Case(Qwen2Model model, Batch batch, DropoutMasks masks) {
+        Map<String, Double> errors() {
+            return GradientCheck.relativeErrors(model, batch, masks, STEP);
+        }
+
+        /** The errors of the gradients backward computes from {@code pass}, a forward record of this case. */
+        Map<String, Double> errors(ForwardPass pass) {
+            model.zeroGrad();
+            pass.backward();
+            return errors(GradientCheck.gradients(model));
+        }
+
+        Map<String, Double> errors(Map<String, Tensor> analyticGradients) {
+            return GradientCheck.relativeErrors(model, batch, masks, STEP, analyticGradients);
+        }
+
+        ForwardPass forward() {
+            return model.forward(batch, masks);
+        }
     }
 
-    static Map<String, Double> loraErrors(Mutant mutant) {
+    /** Every base tensor trainable, no LoRA. */
+    static Case baseCase(boolean tied) {
+        Qwen2Config config = TinyModels.config(tied);
+        return new Case(TinyModels.randomModel(config, Precision.FP64, 7), TinyModels.randomBatch(config, 2, 5, 8),
+                null);
+    }
+
+    /** Only LoRA trains, under dropout. */
+    static Case loraCase() {
         Qwen2Config config = TinyModels.config(false);
-        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 9).withMutant(mutant);
+        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 9);
         Rng rng = new Rng(10);
         Lora.attach(model, new LoraConfig(2, 4.0, 0.3), rng);
         for (LoraAdapter a : model.loraAdapters()) { // B = 0 would make ∂/∂A vanish: make it non-zero
@@ -31,12 +55,12 @@ class GradientCheckTest {
         }
         Batch batch = TinyModels.randomBatch(config, 2, 5, 11);
         DropoutMasks masks = DropoutMasks.draw(model, 10, rng);
-        return GradientCheck.relativeErrors(model, batch, masks, STEP);
+        return new Case(model, batch, masks);
     }
 
     @Test
     void everyParameterTensorOfTheUntiedModel() {
-        Map<String, Double> errors = baseErrors(false, Mutant.NONE);
+        Map<String, Double> errors = baseCase(false).errors();
         assertThat(errors).hasSize(Qwen2Model.zeros(TinyModels.config(false), Precision.FP64).parameters().size());
         assertThat(errors).containsKey("lm_head.weight");
         assertThat(ModelChecks.gradientsAgree(errors, TOLERANCE)).as("%s", errors).isTrue();
@@ -44,14 +68,14 @@ class GradientCheckTest {
 
     @Test
     void everyParameterTensorOfTheTiedModel() {
-        Map<String, Double> errors = baseErrors(true, Mutant.NONE);
+        Map<String, Double> errors = baseCase(true).errors();
         assertThat(errors).containsKey("model.embed_tokens.weight").doesNotContainKey("lm_head.weight");
         assertThat(ModelChecks.gradientsAgree(errors, TOLERANCE)).as("%s", errors).isTrue();
     }
 
     @Test
     void loraTensorsWithDropout() {
-        Map<String, Double> errors = loraErrors(Mutant.NONE);
+        Map<String, Double> errors = loraCase().errors();
         assertThat(errors).hasSize(2 * 4 * 2).allSatisfy((name, e) -> assertThat(name).contains("lora_"));
         assertThat(ModelChecks.gradientsAgree(errors, TOLERANCE)).as("%s", errors).isTrue();
     }

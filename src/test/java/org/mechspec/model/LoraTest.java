@@ -16,29 +16,39 @@ class LoraTest {
     static final LoraConfig CONFIG = new LoraConfig(2, 4.0, 0.25);
     static final double MERGE_TOLERANCE = 1e-12;
 
+    /** How adapters are attached: {@link Lora#attach}, or a broken attach. */
+    interface Attach {
+        void attach(Qwen2Model model, LoraConfig config, Rng rng);
+    }
+
+    /** How adapters are merged: {@link Lora#merge}, or a broken merge. */
+    interface Merge {
+        void merge(Qwen2Model model);
+    }
+
     /** Logits of the base model and of the same model with freshly attached adapters (B = 0). */
-    static Tensor[] freshAdapterLogits(Mutant mutant, boolean withDropout) {
+    static Tensor[] freshAdapterLogits(Attach attach, boolean withDropout) {
         Qwen2Config config = TinyModels.config(false);
-        Qwen2Model base = TinyModels.randomModel(config, Precision.FP32, 21).withMutant(mutant);
+        Qwen2Model base = TinyModels.randomModel(config, Precision.FP32, 21);
         Batch batch = TinyModels.randomBatch(config, 2, 7, 22);
         Tensor before = base.forward(batch).logits();
         Qwen2Model adapted = base.copy();
         Rng rng = new Rng(23);
-        Lora.attach(adapted, CONFIG, rng);
+        attach.attach(adapted, CONFIG, rng);
         DropoutMasks masks = withDropout ? DropoutMasks.draw(adapted, 14, rng) : null;
         return new Tensor[] {before, adapted.forward(batch, masks).logits()};
     }
 
     /** fp64 logits with adapters unmerged and merged (B random, so the update is not zero). */
-    static Tensor[] mergedAndUnmergedLogits(Mutant mutant) {
+    static Tensor[] mergedAndUnmergedLogits(Merge merge) {
         Qwen2Config config = TinyModels.config(true);
-        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 24).withMutant(mutant);
+        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 24);
         Rng rng = new Rng(25);
         Lora.attach(model, CONFIG, rng);
         randomizeB(model, rng);
         Batch batch = TinyModels.randomBatch(config, 2, 6, 26);
         Tensor unmerged = model.forward(batch).logits();
-        Lora.merge(model);
+        merge.merge(model);
         Tensor merged = model.forward(batch).logits();
         return new Tensor[] {unmerged, merged};
     }
@@ -53,19 +63,19 @@ class LoraTest {
 
     @Test
     void freshAdaptersLeaveLogitsBitIdentical() {
-        Tensor[] logits = freshAdapterLogits(Mutant.NONE, false);
+        Tensor[] logits = freshAdapterLogits(Lora::attach, false);
         assertThat(ModelChecks.bitIdentical(logits[0], logits[1])).isTrue();
     }
 
     @Test
     void freshAdaptersLeaveLogitsBitIdenticalUnderDropout() {
-        Tensor[] logits = freshAdapterLogits(Mutant.NONE, true);
+        Tensor[] logits = freshAdapterLogits(Lora::attach, true);
         assertThat(ModelChecks.bitIdentical(logits[0], logits[1])).isTrue();
     }
 
     @Test
     void mergedForwardEqualsUnmergedForward() {
-        Tensor[] logits = mergedAndUnmergedLogits(Mutant.NONE);
+        Tensor[] logits = mergedAndUnmergedLogits(Lora::merge);
         assertThat(ModelChecks.maxRelativeDifference(logits[1], logits[0])).isLessThanOrEqualTo(MERGE_TOLERANCE);
         assertThat(ModelChecks.forwardsAgree(logits[1], logits[0], MERGE_TOLERANCE)).isTrue();
     }

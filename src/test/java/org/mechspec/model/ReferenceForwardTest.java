@@ -14,10 +14,14 @@ import org.junit.jupiter.api.Test;
 class ReferenceForwardTest {
     static final double TOLERANCE = 1e-12;
 
-    /** {model logits, reference logits} for one random batch. */
-    static Tensor[] modelAndReference(boolean tied, Mutant mutant) {
-        Qwen2Config config = TinyModels.config(tied);
-        Qwen2Model model = TinyModels.randomModel(config, Precision.FP64, 61).withMutant(mutant);
+    /** The random fp64 model the reference is compared on. */
+    static Qwen2Model randomModel(boolean tied) {
+        return TinyModels.randomModel(TinyModels.config(tied), Precision.FP64, 61);
+    }
+
+    /** {model logits, reference logits (from the model's weights)} for one random batch. */
+    static Tensor[] modelAndReference(Qwen2Model model) {
+        Qwen2Config config = model.config();
         Batch batch = TinyModels.randomBatch(config, 2, 9, 62);
         Tensor ours = model.forward(batch).logits();
         Tensor reference = Tensor.zeros(Precision.FP64, ours.shape());
@@ -36,14 +40,14 @@ class ReferenceForwardTest {
 
     @Test
     void untiedModelMatchesTheReference() {
-        Tensor[] l = modelAndReference(false, Mutant.NONE);
+        Tensor[] l = modelAndReference(randomModel(false));
         assertThat(ModelChecks.forwardsAgree(l[0], l[1], TOLERANCE)).as("%s", ModelChecks.maxRelativeDifference(l[0], l[1]))
                 .isTrue();
     }
 
     @Test
     void tiedModelMatchesTheReference() {
-        Tensor[] l = modelAndReference(true, Mutant.NONE);
+        Tensor[] l = modelAndReference(randomModel(true));
         assertThat(ModelChecks.forwardsAgree(l[0], l[1], TOLERANCE)).isTrue();
     }
 

@@ -133,12 +133,12 @@ public final class PnMixChecks {
         for (int t = 0; t < p.tokens(); t++) {
             for (int pair = 0; pair < d / 2; pair++) {
                 for (int h = 0; h < p.queryHeads(); h++) {
-                    worst = Math.max(worst, Math.abs(Rope.pairNorm(p.qPreRope(), t * p.qWidth(), h, d, pair, asked)
-                            - Rope.pairNorm(p.qRope(), t * p.qWidth(), h, d, pair, asked)));
+                    worst = Math.max(worst, Math.abs(PairLayoutRope.pairNorm(p.qPreRope(), t * p.qWidth(), h, d, pair, asked)
+                            - PairLayoutRope.pairNorm(p.qRope(), t * p.qWidth(), h, d, pair, asked)));
                 }
                 for (int h = 0; h < p.kvHeads(); h++) {
-                    worst = Math.max(worst, Math.abs(Rope.pairNorm(p.kPreRope(), t * p.kvWidth(), h, d, pair, asked)
-                            - Rope.pairNorm(p.kRope(), t * p.kvWidth(), h, d, pair, asked)));
+                    worst = Math.max(worst, Math.abs(PairLayoutRope.pairNorm(p.kPreRope(), t * p.kvWidth(), h, d, pair, asked)
+                            - PairLayoutRope.pairNorm(p.kRope(), t * p.kvWidth(), h, d, pair, asked)));
                 }
             }
         }

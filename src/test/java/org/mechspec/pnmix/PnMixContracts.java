@@ -249,11 +249,11 @@ class PnMixContracts {
                 Generate.enumValues(PairLayout.class), longs().all()).checkAssert((d, pos, layout, seed) -> {
                     double[] x = new Rng(seed).normals(2 * d, 0, 10);
                     double[] y = x.clone();
-                    Rope.apply(y, 0, 2, d, pos, 10000.0, layout);
+                    PairLayoutRope.apply(y, 0, 2, d, pos, 10000.0, layout);
                     for (int h = 0; h < 2; h++) {
                         for (int p = 0; p < d / 2; p++) {
-                            double before = Rope.pairNorm(x, 0, h, d, p, layout);
-                            assertThat(Rope.pairNorm(y, 0, h, d, p, layout)).isCloseTo(before,
+                            double before = PairLayoutRope.pairNorm(x, 0, h, d, p, layout);
+                            assertThat(PairLayoutRope.pairNorm(y, 0, h, d, p, layout)).isCloseTo(before,
                                     org.assertj.core.data.Offset.offset(1e-13 * Math.max(1, before)));
                         }
                     }

@@ -63,7 +63,7 @@ class PnMixDefinitionContracts {
                     double[] x = new Rng(seed).normals(3 * 2 * d, 0, 10);
                     double[] y = x.clone();
                     for (int t = 0; t < 3; t++) {
-                        Rope.apply(y, t * 2 * d, 2, d, pos + t, theta, layout);
+                        PairLayoutRope.apply(y, t * 2 * d, 2, d, pos + t, theta, layout);
                     }
                     RopeChecks.Deviation dev = RopeChecks.rotation(x, y, 3, 2, d, theta, layout, pos);
                     assertThat(dev.holds()).as("%s", dev).isTrue();
@@ -103,8 +103,8 @@ class PnMixDefinitionContracts {
                     for (int s : new int[] {0, shift}) {
                         double[] ar = a.clone();
                         double[] br = b.clone();
-                        Rope.apply(ar, 0, 1, d, m + s, 10000.0, layout);
-                        Rope.apply(br, 0, 1, d, n + s, 10000.0, layout);
+                        PairLayoutRope.apply(ar, 0, 1, d, m + s, 10000.0, layout);
+                        PairLayoutRope.apply(br, 0, 1, d, n + s, 10000.0, layout);
                         RopeChecks.Deviation dev = RopeChecks.dot(a, ar, b, br, m + s, n + s, 10000.0, layout);
                         assertThat(dev.holds()).as("shift %d: %s", s, dev).isTrue();
                     }

@@ -36,7 +36,7 @@ class PnMixDefinitionMutantsTest {
         void apply(double[] x, int offset, int heads, int position);
     }
 
-    private final Rotation rope = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, theta, PairLayout.ADJACENT);
+    private final Rotation rope = (x, off, heads, pos) -> PairLayoutRope.apply(x, off, heads, 32, pos, theta, PairLayout.ADJACENT);
 
     /** The projections a layer with these rotations for q and k (and these pre-RoPE q) would produce. */
     private static Projections rotated(Projections p, double[] qPre, Rotation q, Rotation k) {
@@ -67,7 +67,7 @@ class PnMixDefinitionMutantsTest {
     @Test
     void aWrongBaseBreaksTheAnglesAndTheClosedForm() {
         // theta' = sqrt(theta) gives omega_i = theta^(-i/d) instead of theta^(-2i/d).
-        Rotation wrong = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos, StrictMath.sqrt(theta), PairLayout.ADJACENT);
+        Rotation wrong = (x, off, heads, pos) -> PairLayoutRope.apply(x, off, heads, 32, pos, StrictMath.sqrt(theta), PairLayout.ADJACENT);
         Projections broken = rotated(truth, truth.qPreRope(), wrong, wrong);
         assertThat(RopeChecks.rotation(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
         assertThat(RopeChecks.relativePosition(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
@@ -76,7 +76,7 @@ class PnMixDefinitionMutantsTest {
 
     @Test
     void positionsOffByOneBreakTheAnglesThoughDotsStillDependOnlyOnTheDistance() {
-        Rotation late = (x, off, heads, pos) -> Rope.apply(x, off, heads, 32, pos + 1, theta, PairLayout.ADJACENT);
+        Rotation late = (x, off, heads, pos) -> PairLayoutRope.apply(x, off, heads, 32, pos + 1, theta, PairLayout.ADJACENT);
         Projections broken = rotated(truth, truth.qPreRope(), late, late);
         assertThat(RopeChecks.rotation(broken, theta, PairLayout.ADJACENT).holds()).isFalse();
         assertThat(RopeChecks.relativePosition(broken, theta, PairLayout.ADJACENT).holds()).isTrue();

@@ -5,8 +5,8 @@ package org.mechspec.pnmix;
  * ω_i = θ^(−2i/d). A rotation keeps each pair's norm, which is why saliency measured on prefill pairs stays
  * valid for every later position.
  */
-public final class Rope {
-    private Rope() {
+public final class PairLayoutRope {
+    private PairLayoutRope() {
     }
 
     /** Rotates {@code heads} consecutive head vectors of {@code x} (from {@code offset}) in place. */

@@ -5,13 +5,13 @@ package org.mechspec.model;
  * i + d/2, ω_i = θ^(−2i/d), angle = position·ω_i; x'_i = x_i·cos − x_{i+d/2}·sin,
  * x'_{i+d/2} = x_{i+d/2}·cos + x_i·sin. Position = token index within the sequence.
  */
-final class Rope {
+final class HalfSplitRope implements RotaryEmbedding {
     private final int headDim;
     private final int maxPositions;
     private final double[] cos; // [position, headDim/2]
     private final double[] sin;
 
-    Rope(int headDim, int maxPositions, double theta) {
+    HalfSplitRope(int headDim, int maxPositions, double theta) {
         this.headDim = headDim;
         this.maxPositions = maxPositions;
         int half = headDim / 2;
@@ -30,7 +30,8 @@ final class Rope {
      * Rotates every head vector of x ([batch·seqLen, heads·headDim]) in place; {@code direction} +1 applies RoPE,
      * −1 applies its inverse (the transpose, which is what backward needs).
      */
-    void rotate(Tensor x, int batch, int seqLen, int heads, int direction) {
+    @Override
+    public void rotate(Tensor x, int batch, int seqLen, int heads, int direction) {
         if (seqLen > maxPositions) {
             throw new IllegalArgumentException("sequence length " + seqLen + " exceeds max_position_embeddings "
                     + maxPositions);

@@ -5,23 +5,23 @@ import java.util.Map;
 /**
  * The predicates of the model's contracts, shared by the contract tests and their mutant tests.
  */
-public final class ModelChecks {
+final class ModelChecks {
     private ModelChecks() {
     }
 
     /** Every tensor's finite-difference relative error is at most {@code tolerance} (and there is one). */
-    public static boolean gradientsAgree(Map<String, Double> relativeErrors, double tolerance) {
+    static boolean gradientsAgree(Map<String, Double> relativeErrors, double tolerance) {
         return !relativeErrors.isEmpty()
                 && relativeErrors.values().stream().allMatch(e -> Double.isFinite(e) && e <= tolerance);
     }
 
     /** Same precision, shape and bit pattern. */
-    public static boolean bitIdentical(Tensor a, Tensor b) {
+    static boolean bitIdentical(Tensor a, Tensor b) {
         return a.bitEquals(b);
     }
 
     /** max|a − b| / max(max|b|, tiny). */
-    public static double maxRelativeDifference(Tensor a, Tensor b) {
+    static double maxRelativeDifference(Tensor a, Tensor b) {
         if (a.size() != b.size()) {
             return Double.POSITIVE_INFINITY;
         }
@@ -35,17 +35,17 @@ public final class ModelChecks {
     }
 
     /** Two forwards agree to a relative tolerance. */
-    public static boolean forwardsAgree(Tensor a, Tensor b, double tolerance) {
+    static boolean forwardsAgree(Tensor a, Tensor b, double tolerance) {
         return maxRelativeDifference(a, b) <= tolerance;
     }
 
     /** Training on one batch brought the loss below {@code fraction} of where it started. */
-    public static boolean lossFell(double initialLoss, double finalLoss, double fraction) {
+    static boolean lossFell(double initialLoss, double finalLoss, double fraction) {
         return Double.isFinite(finalLoss) && finalLoss < fraction * initialLoss;
     }
 
     /** The fixture's bytes and its evaluated perplexity are those its training record states. */
-    public static boolean fixtureMatchesRecord(String actualSha256, String recordedSha256, double actualPerplexity,
+    static boolean fixtureMatchesRecord(String actualSha256, String recordedSha256, double actualPerplexity,
                                                double recordedPerplexity, double relativeTolerance) {
         return actualSha256.equalsIgnoreCase(recordedSha256)
                 && Math.abs(actualPerplexity - recordedPerplexity) <= relativeTolerance * Math.abs(recordedPerplexity);

@@ -1,0 +1,73 @@
+package org.mechspec.pnmix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.OneBitLevels;
+
+/**
+ * Shapes that do not fit are refused, each on its own: a pair mask of another pair count than the head has, a
+ * missing layout or 1-bit level rule, a random mask of the right head count but the wrong pair count.
+ */
+@Tag("pn-mix")
+class PnMixShapeGuardsTest {
+
+    private static PairMask mask(int kvHeads, int pairs, int... set) {
+        boolean[] high = new boolean[kvHeads * pairs];
+        for (int i : set) {
+            high[i] = true;
+        }
+        return PairMask.of(kvHeads, pairs, high);
+    }
+
+    @Test
+    void channelBitsFollowThePairsOfEachHeadInBothLayouts() {
+        // 2 heads × 4 pairs, high: head 0 pair 1, head 1 pairs 0 and 3.
+        PairMask m = mask(2, 4, 1, 4, 7);
+        assertThat(m.channelBits(8, PairLayout.ADJACENT, 3, 1))
+                .containsExactly(1, 1, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 3, 3);
+        // Half-split: channel c is pair c mod 4.
+        assertThat(m.channelBits(8, PairLayout.HALF_SPLIT, 3, 1))
+                .containsExactly(1, 3, 1, 1, 1, 3, 1, 1, 3, 1, 1, 3, 3, 1, 1, 3);
+    }
+
+    @Test
+    void aMaskOfAnotherPairCountThanTheHeadIsRejected() {
+        PairMask m = mask(2, 4, 1, 4, 7);
+        // headDim 6 has 3 pairs: the mask's pair 3 would never be read.
+        assertThatThrownBy(() -> m.channelBits(6, PairLayout.ADJACENT, 3, 1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("a mask of 4 pairs per head does not fit headDim 6");
+        // headDim 10 has 5 pairs: pair 4 of head 0 would read head 1's first flag.
+        assertThatThrownBy(() -> m.channelBits(10, PairLayout.ADJACENT, 3, 1)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("a mask of 4 pairs per head does not fit headDim 10");
+    }
+
+    private static PnMixConfig config(PairLayout layout, OneBitLevels levels) {
+        return new PnMixConfig(256, 16, 2, 1, 4, 10000.0, layout, 1, 2, 2, 0.5, 3, 1, 2, 128, levels, 4, 0);
+    }
+
+    @Test
+    void aConfigWithoutLayoutOrWithoutOneBitLevelsIsRejected() {
+        assertThat(config(PairLayout.HALF_SPLIT, OneBitLevels.CONDITIONAL_MEANS).layout()).isEqualTo(PairLayout.HALF_SPLIT);
+        assertThatThrownBy(() -> config(null, OneBitLevels.CONDITIONAL_MEANS)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("layout and oneBitLevels must be given");
+        assertThatThrownBy(() -> config(PairLayout.ADJACENT, null)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("layout and oneBitLevels must be given");
+    }
+
+    @Test
+    void aRandomMaskOfTheRightHeadsButAnotherPairCountIsMaximallyWrong() {
+        // The check's shape: 1 KV head, headDim 4 → 2 pairs, 1 high pair per head.
+        PnMixConfig c = config(PairLayout.ADJACENT, OneBitLevels.CONDITIONAL_MEANS);
+        assertThat(c.kvHeads()).isEqualTo(1);
+        assertThat(c.pairs()).isEqualTo(2);
+        // Same head count; 4 or 1 pairs. Comparing the first pairs' flags would give a small finite count.
+        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 4)}, 11, c)).isEqualTo(Long.MAX_VALUE);
+        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 1)}, 11, c)).isEqualTo(Long.MAX_VALUE);
+        // A right-shaped mask is compared flag by flag: 2 flags, one of them high in the definition's mask.
+        long bad = StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 2)}, 11, c);
+        assertThat(bad).isEqualTo(1);
+    }
+}
