@@ -1,24 +1,12 @@
 // Grouped-quadratic linear attention (OAL, DESIGN §8): sim(q, k) = eps + [1, z]·M·[1, z]^T with
 // z_g = sum_{i in g} (q_i / sqrt(d))·k_i; causal output o_t = sum_{j<=t} sim·v_j / sum_{j<=t} sim.
-// CPU twin: org.mechspec.compute.CpuLinearAttention. Layouts: org.mechspec.compute.QuadraticAttentionShape
+// CPU twin: org.mechspec.oal.CpuGroupedQuadraticAttention. Layouts: org.mechspec.oal.QuadraticAttentionShape
 // (q, out [B, T, H, d]; k, v [B, T, Hkv, d]; groups [H, d]; m [H, G+1, G+1]; den [B, T, H]).
 // Every output element and every denominator is written; the host checks the denominators.
 
-#define OAL_MAX_SIDE 9
+#include "reductions.cuh"
 
-template <typename T>
-__device__ T oal_block_sum(T v, T* scratch) {
-    int tid = threadIdx.x;
-    scratch[tid] = v;
-    __syncthreads();
-    for (int stride = blockDim.x / 2; stride > 0; stride >>= 1) {
-        if (tid < stride) scratch[tid] += scratch[tid + stride];
-        __syncthreads();
-    }
-    T result = scratch[0];
-    __syncthreads();
-    return result;
-}
+#define OAL_MAX_SIDE 9
 
 // eps + phi·M·phi, phi = [1, z]; qs is q already scaled by 1/sqrt(d).
 template <typename T>
@@ -62,7 +50,7 @@ __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* gro
         sims[j] = s;
         local += s;
     }
-    T sum = oal_block_sum<T>(local, scratch);
+    T sum = block_reduce<T, false>(local, scratch);
     if (threadIdx.x == 0) den[row] = sum;
     for (int c = threadIdx.x; c < d; c += blockDim.x) {
         T acc = 0;

@@ -1,5 +1,5 @@
 // Mixed-precision packed KV cache: group quantization with bit packing, unpacking, dequantization and
-// attention that reads the packed cache directly. CPU twin: org.mechspec.compute.CpuPackedCacheOps
+// attention that reads the packed cache directly. CPU twin: org.mechspec.pnmix.CpuPackedCacheOps
 // (semantics in GroupQuantizer, BitPacking, PackedCacheReader). Codes and metadata must match it bit for bit;
 // attention is held to the FlashAttention tolerance rule.
 //
