@@ -1,5 +1,6 @@
 package org.mechspec.cli;
 
+import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -85,7 +86,7 @@ final class ArtifactContent {
     /** Every {@code $seeds} array of the artifact, by path. */
     private Map<JsonPath, List<Long>> listedSeeds(TemplatePositions template, JsonNode artifact) {
         Map<JsonPath, List<Long>> lists = new LinkedHashMap<>();
-        for (TemplatePositions.Position p : template.top("$seeds")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.SEEDS)) {
             JsonNode a = p.path().in(artifact);
             if (a.isMissingNode()) {
                 continue;
@@ -144,12 +145,12 @@ final class ArtifactContent {
     }
 
     private static JsonPath seedPath(TemplatePositions.PerSeed p, JsonPath element) {
-        return p.fields().stream().filter(f -> f.form().equals("$seed")).map(f -> element.append(f.path())).findFirst().orElse(element);
+        return p.fields().stream().filter(f -> f.form() == TemplateForm.SEED).map(f -> element.append(f.path())).findFirst().orElse(element);
     }
 
     private Long seedOf(TemplatePositions.PerSeed p, JsonNode element, JsonPath at, int i, List<Long> listed) {
         for (TemplatePositions.Position f : p.fields()) {
-            if (f.form().equals("$seed")) {
+            if (f.form() == TemplateForm.SEED) {
                 JsonNode s = f.path().in(element);
                 if (s.isIntegralNumber()) {
                     return s.asLong();
@@ -172,7 +173,7 @@ final class ArtifactContent {
         JsonPath path = at.append(f.path());
         JsonNode n = f.path().in(element);
         switch (f.form()) {
-            case "$metrics": {
+            case METRICS: {
                 if (!n.isObject()) {
                     missingOrMistyped(path, n, "per-seed metrics");
                     return;
@@ -192,20 +193,20 @@ final class ArtifactContent {
                 }
                 return;
             }
-            case "$seed":
+            case SEED:
                 if (!n.isMissingNode() && !(n.isIntegralNumber() && n.asLong() == seed)) {
                     findings.add(Finding.at(path, n + ", but this element is seed " + seed));
                 }
                 return;
-            case "$metric":
-            case "$check":
+            case METRIC:
+            case CHECK:
                 if (n.isMissingNode()) {
-                    missing(path, f.form() + " " + f.arg().asText());
+                    missing(path, f.form().key() + " " + f.arg().asText());
                 } else {
                     put(seed, f.arg().asText(), n, path, false, false);
                 }
                 return;
-            case "$checks":
+            case CHECKS:
                 if (!n.isObject()) {
                     missingOrMistyped(path, n, "per-seed checks");
                     return;
@@ -218,13 +219,13 @@ final class ArtifactContent {
                     }
                 });
                 return;
-            case "$backend":
+            case BACKEND:
                 backend = backend.isEmpty() ? n.asText("") : backend;
                 return;
-            case "$device":
+            case DEVICE:
                 device = device.isEmpty() ? n.asText("") : device;
                 return;
-            case "$jvm":
+            case JVM:
                 jvm = jvm.isEmpty() ? n.asText("") : jvm;
                 return;
             default:
@@ -299,7 +300,7 @@ final class ArtifactContent {
             for (String name : union) {
                 if (!names.contains(name) && manifest.metrics().containsKey(name)) {
                     JsonPath at = p.array().index(i);
-                    p.fields().stream().filter(f -> f.form().equals("$metrics")).findFirst()
+                    p.fields().stream().filter(f -> f.form() == TemplateForm.METRICS).findFirst()
                             .map(f -> at.append(f.path()).key(name)).filter(required)
                             .ifPresent(path -> findings.add(Finding.at(path, "missing, though other seeds record it")));
                 }
@@ -311,11 +312,11 @@ final class ArtifactContent {
         for (TemplatePositions.Position p : template.top) {
             JsonNode n = p.path().in(artifact);
             switch (p.form()) {
-                case "$commit" -> commit = commit.isEmpty() ? n.asText("") : commit;
-                case "$backend" -> backend = backend.isEmpty() ? n.asText("") : backend;
-                case "$device" -> device = device.isEmpty() ? n.asText("") : device;
-                case "$jvm" -> jvm = jvm.isEmpty() ? n.asText("") : jvm;
-                case "$sources" -> {
+                case COMMIT -> commit = commit.isEmpty() ? n.asText("") : commit;
+                case BACKEND -> backend = backend.isEmpty() ? n.asText("") : backend;
+                case DEVICE -> device = device.isEmpty() ? n.asText("") : device;
+                case JVM -> jvm = jvm.isEmpty() ? n.asText("") : jvm;
+                case SOURCES -> {
                     if (sources.isEmpty() && n.isObject()) {
                         n.fields().forEachRemaining(e -> sources.put(e.getKey(), e.getValue().asText()));
                     }

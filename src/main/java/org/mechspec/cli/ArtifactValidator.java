@@ -1,5 +1,6 @@
 package org.mechspec.cli;
 
+import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -143,7 +144,7 @@ final class ArtifactValidator {
     }
 
     private void seedsBelongToTheManifest() {
-        JsonPath at = template.top("$seeds").stream().map(TemplatePositions.Position::path).findFirst().orElse(JsonPath.ROOT);
+        JsonPath at = template.top(TemplateForm.SEEDS).stream().map(TemplatePositions.Position::path).findFirst().orElse(JsonPath.ROOT);
         for (long seed : content.seeds) {
             if (!manifest.seeds().contains(seed)) {
                 findings.add(Finding.at(content.seedOrigin.getOrDefault(seed, at), "seed " + seed + " is not a seed of "
@@ -158,14 +159,14 @@ final class ArtifactValidator {
     /** {@code "$first_seed"} and one seed's value placed anywhere ({@code {"$metric": {"name": n, "seed": s}}}). */
     private void singleSeedValues() {
         long first = content.seeds.stream().mapToLong(Long::longValue).min().orElse(Long.MIN_VALUE);
-        for (TemplatePositions.Position p : template.top("$first_seed")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.FIRST_SEED)) {
             JsonNode got = p.path().in(artifact);
             if (!got.isMissingNode() && !(got.isIntegralNumber() && got.asLong() == first)) {
                 findings.add(Finding.at(p.path(), got + ", but the first seed that ran is " + first));
             }
         }
         for (TemplatePositions.Position p : template.top) {
-            if (!(p.form().equals("$metric") || p.form().equals("$check")) || !p.arg().isObject()) {
+            if (!(p.form() == TemplateForm.METRIC || p.form() == TemplateForm.CHECK) || !p.arg().isObject()) {
                 continue;
             }
             JsonNode got = p.path().in(artifact);
@@ -188,7 +189,7 @@ final class ArtifactValidator {
     }
 
     private void aggregates() {
-        for (TemplatePositions.Position p : template.top("$aggregate")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.AGGREGATE)) {
             JsonNode block = p.path().in(artifact);
             if (!block.isObject()) {
                 continue; // the layout check names it
@@ -223,7 +224,7 @@ final class ArtifactValidator {
                 }
             });
         }
-        for (TemplatePositions.Position p : template.top("$stat")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.STAT)) {
             String metric = p.arg().path("metric").asText();
             List<Double> xs = content.numbers(metric);
             if (xs == null || xs.isEmpty()) {
@@ -281,7 +282,7 @@ final class ArtifactValidator {
 
     private void hypotheses() {
         Map<Long, Map<String, Object>> perSeed = content.metrics;
-        for (TemplatePositions.Position p : template.top("$negative_result")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.NEGATIVE_RESULT)) {
             JsonNode got = p.path().in(artifact);
             if (!got.isTextual()) {
                 continue; // the layout check names it
@@ -296,7 +297,7 @@ final class ArtifactValidator {
                 findings.add(Finding.at(p.path(), "'" + got.asText() + "', but the hypotheses give '" + want + "'"));
             }
         }
-        for (TemplatePositions.Position p : template.top("$claims_improvement")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.CLAIMS_IMPROVEMENT)) {
             JsonNode got = p.path().in(artifact);
             boolean want = ClaimPolicy.claimsImprovement(manifest, perSeed);
             if (got.isBoolean() && got.asBoolean() != want) {
@@ -309,16 +310,16 @@ final class ArtifactValidator {
     private void provenance() {
         boolean commit = false;
         for (TemplatePositions.Position p : template.top) {
-            if (TemplatePositions.PROVENANCE.contains(p.form())) {
+            if (p.form().provenance()) {
                 requireFact(p.path(), p.form(), p.path().in(artifact));
-                commit |= p.form().equals("$commit");
+                commit |= p.form() == TemplateForm.COMMIT;
             }
         }
         for (TemplatePositions.PerSeed s : template.perSeed) {
             JsonNode array = s.array().in(artifact);
             for (int i = 0; i < array.size(); i++) {
                 for (TemplatePositions.Position f : s.fields()) {
-                    if (TemplatePositions.PROVENANCE.contains(f.form())) {
+                    if (f.form().provenance()) {
                         requireFact(s.array().index(i).append(f.path()), f.form(), f.path().in(array.get(i)));
                     }
                 }
@@ -329,14 +330,14 @@ final class ArtifactValidator {
         }
     }
 
-    private void requireFact(JsonPath at, String form, JsonNode n) {
+    private void requireFact(JsonPath at, TemplateForm form, JsonNode n) {
         if (n.isMissingNode() && !required(at)) {
             return;
         }
-        boolean present = form.equals("$sources") ? n.isObject() && n.size() > 0 : n.isTextual() && !n.asText().isBlank();
+        boolean present = form == TemplateForm.SOURCES ? n.isObject() && n.size() > 0 : n.isTextual() && !n.asText().isBlank();
         if (!present) {
-            findings.add(Finding.at(at, "provenance (" + form + ") is " + (n.isMissingNode() ? "missing" : "empty or not "
-                    + (form.equals("$sources") ? "an object" : "a string"))));
+            findings.add(Finding.at(at, "provenance (" + form.key() + ") is " + (n.isMissingNode() ? "missing" : "empty or not "
+                    + (form == TemplateForm.SOURCES ? "an object" : "a string"))));
         }
     }
 
@@ -389,7 +390,7 @@ final class ArtifactValidator {
             }
         }));
         String records = DataFiles.sha256(block.toString().getBytes(StandardCharsets.UTF_8));
-        for (TemplatePositions.Position p : template.top("$records_sha256")) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.RECORDS_SHA256)) {
             JsonNode got = p.path().in(artifact);
             if (got.isTextual() && !got.asText().isBlank() && !got.asText().equals(records)) {
                 findings.add(Finding.at(p.path(), "does not match the SHA-256 of the mechspec block (" + records + "): the block was changed after rendering"));

@@ -1,5 +1,6 @@
 package org.mechspec.cli;
 
+import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
@@ -20,11 +21,9 @@ final class TemplatePositions {
     private static final JsonNodeFactory F = JsonNodeFactory.instance;
 
     /** Forms that record where and how a run was made; each must be present and non-empty. */
-    static final Set<String> PROVENANCE = Set.of("$backend", "$device", "$jvm", "$commit", "$dataset_fingerprint",
-            "$sources", "$records_sha256", "$artifact_path");
 
     /** A form ({@code "$commit"}, {@code {"$aggregate": ...}}) at a path, with its argument (null for string forms). */
-    record Position(JsonPath path, String form, JsonNode arg) {
+    record Position(JsonPath path, TemplateForm form, JsonNode arg) {
     }
 
     /** An {@code {"$each_seed": T}} array, and T's forms at paths relative to one element. */
@@ -46,29 +45,37 @@ final class TemplatePositions {
         return new TemplatePositions(template);
     }
 
-    List<Position> top(String form) {
-        return top.stream().filter(p -> p.form.equals(form)).toList();
+    List<Position> top(TemplateForm form) {
+        return top.stream().filter(p -> p.form == form).toList();
     }
 
     private void walk(JsonNode t, JsonPath path, List<Position> into) {
         if (t.isTextual() && t.asText().startsWith("$")) {
-            into.add(new Position(path, t.asText(), null));
+            into.add(new Position(path, form(t.asText(), false), null));
         } else if (t.isArray()) {
             for (int i = 0; i < t.size(); i++) {
                 walk(t.get(i), path.index(i), into);
             }
         } else if (t.isObject()) {
-            String form = singleForm(t);
-            if (form == null) {
+            String key = singleForm(t);
+            if (key == null) {
                 t.fields().forEachRemaining(e -> walk(e.getValue(), path.key(e.getKey()), into));
-            } else if (form.equals("$each_seed") && into == top) {
+            } else if (form(key, true) == TemplateForm.EACH_SEED && into == top) {
                 PerSeed p = new PerSeed(path, new ArrayList<>());
-                walk(t.get(form), JsonPath.ROOT, p.fields);
+                walk(t.get(key), JsonPath.ROOT, p.fields);
                 perSeed.add(p);
             } else {
-                into.add(new Position(path, form, t.get(form)));
+                into.add(new Position(path, form(key, true), t.get(key)));
             }
         }
+    }
+
+    private static TemplateForm form(String key, boolean object) {
+        TemplateForm f = TemplateForm.of(key, object);
+        if (f == null) {
+            throw new IllegalArgumentException("unknown template form " + (object ? "{\"" + key + "\": ...}" : "'" + key + "'"));
+        }
+        return f;
     }
 
     /** The form key of a one-key {@code {"$...": arg}} object, else null. */
@@ -83,18 +90,18 @@ final class TemplatePositions {
     /** Null where the type is not fixed ({@code $metric}: number or boolean): its presence is checked when read. */
     private static JsonNode skeleton(JsonNode t) {
         if (t.isTextual() && t.asText().startsWith("$")) {
-            switch (t.asText()) {
-                case "$seeds":
+            switch (form(t.asText(), false)) {
+                case SEEDS:
                     return F.arrayNode();
-                case "$seed":
-                case "$first_seed":
+                case SEED:
+                case FIRST_SEED:
                     return F.numberNode(0);
-                case "$checks":
-                case "$runtime":
-                case "$sources":
+                case CHECKS:
+                case RUNTIME:
+                case SOURCES:
                     return F.objectNode();
-                case "$claims_improvement":
-                case "$gpu_validated":
+                case CLAIMS_IMPROVEMENT:
+                case GPU_VALIDATED:
                     return F.booleanNode(false);
                 default:
                     return F.textNode("");
@@ -113,18 +120,18 @@ final class TemplatePositions {
         if (!t.isObject()) {
             return t.deepCopy();
         }
-        String form = singleForm(t);
-        if (form != null) {
-            switch (form) {
-                case "$each_seed": {
-                    JsonNode element = skeleton(t.get(form));
+        String key = singleForm(t);
+        if (key != null) {
+            switch (form(key, true)) {
+                case EACH_SEED: {
+                    JsonNode element = skeleton(t.get(key));
                     return element == null ? F.arrayNode() : F.arrayNode().add(element);
                 }
-                case "$check":
+                case CHECK:
                     return F.booleanNode(false);
-                case "$stat":
+                case STAT:
                     return F.numberNode(0);
-                case "$metric":
+                case METRIC:
                     return null;
                 default: // $metrics, $aggregate: objects whose keys are data
                     return F.objectNode();

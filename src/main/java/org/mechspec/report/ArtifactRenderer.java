@@ -84,18 +84,22 @@ public final class ArtifactRenderer {
         return o;
     }
 
-    private JsonNode scalarForm(String form, Long seed) {
+    private JsonNode scalarForm(String key, Long seed) {
+        TemplateForm form = TemplateForm.of(key, false);
+        if (form == null) {
+            throw new ManifestException(manifest.file() + ": unknown template form '" + key + "'");
+        }
         switch (form) {
-            case "$seeds": {
+            case SEEDS: {
                 ArrayNode a = F.arrayNode();
                 run.seeds.keySet().forEach(a::add);
                 return a;
             }
-            case "$seed":
+            case SEED:
                 return F.numberNode(requireSeed(form, seed));
-            case "$first_seed":
+            case FIRST_SEED:
                 return F.numberNode(run.seeds.firstKey());
-            case "$checks": {
+            case CHECKS: {
                 ObjectNode o = F.objectNode();
                 long s = requireSeed(form, seed);
                 for (String check : manifest.checks().keySet()) {
@@ -105,43 +109,47 @@ public final class ArtifactRenderer {
                 }
                 return o;
             }
-            case "$runtime":
+            case RUNTIME:
                 return PaperRun.JSON.valueToTree(run.seeds.get(requireSeed(form, seed)).runtime);
-            case "$negative_result":
+            case NEGATIVE_RESULT:
                 return F.textNode(ClaimPolicy.negativeResult(manifest, perSeedMetrics()));
-            case "$claims_improvement":
+            case CLAIMS_IMPROVEMENT:
                 return F.booleanNode(ClaimPolicy.claimsImprovement(manifest, perSeedMetrics()));
-            case "$gpu_validated":
+            case GPU_VALIDATED:
                 return F.booleanNode(gpuValidated());
-            case "$backend":
+            case BACKEND:
                 return F.textNode(run.backend);
-            case "$device":
+            case DEVICE:
                 return F.textNode(run.device);
-            case "$jvm":
+            case JVM:
                 return F.textNode(jvm);
-            case "$commit":
+            case COMMIT:
                 return F.textNode(commit);
-            case "$dataset_fingerprint":
+            case DATASET_FINGERPRINT:
                 return F.textNode(datasetFingerprint());
-            case "$sources":
+            case SOURCES:
                 return PaperRun.JSON.valueToTree(sources);
-            case "$records_sha256":
+            case RECORDS_SHA256:
                 return F.textNode(DataFiles.sha256(block.toString().getBytes(StandardCharsets.UTF_8)));
-            case "$artifact_path":
+            case ARTIFACT_PATH:
                 return F.textNode("reports/" + run.paper + "." + run.backend + ".json");
             default:
-                throw new ManifestException(manifest.file() + ": unknown template form '" + form + "'");
+                throw new ManifestException(manifest.file() + ": template form '" + key + "' in the wrong place");
         }
     }
 
-    private JsonNode objectForm(String form, JsonNode arg, Long seed) {
+    private JsonNode objectForm(String key, JsonNode arg, Long seed) {
+        TemplateForm form = TemplateForm.of(key, true);
+        if (form == null) {
+            throw new ManifestException(manifest.file() + ": unknown template form '" + key + "'");
+        }
         switch (form) {
-            case "$each_seed": {
+            case EACH_SEED: {
                 ArrayNode a = F.arrayNode();
                 run.seeds.keySet().forEach(s -> a.add(render(arg, s)));
                 return a;
             }
-            case "$metrics": {
+            case METRICS: {
                 long s = requireSeed(form, seed);
                 ObjectNode o = F.objectNode();
                 for (String name : names(arg, manifest.metrics().keySet())) {
@@ -152,8 +160,8 @@ public final class ArtifactRenderer {
                 }
                 return o;
             }
-            case "$metric":
-            case "$check": {
+            case METRIC:
+            case CHECK: {
                 // "name" inside $each_seed, or {"name": ..., "seed": 42 | "first"} anywhere for one seed's value.
                 long s = !arg.isObject() ? requireSeed(form, seed)
                         : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
@@ -167,7 +175,7 @@ public final class ArtifactRenderer {
                 }
                 return PaperRun.JSON.valueToTree(v);
             }
-            case "$aggregate": {
+            case AGGREGATE: {
                 ObjectNode o = F.objectNode();
                 for (String name : names(arg.path("metrics"), manifest.metrics().keySet())) {
                     List<Object> values = values(name);
@@ -179,7 +187,7 @@ public final class ArtifactRenderer {
                 }
                 return o;
             }
-            case "$stat": {
+            case STAT: {
                 List<Object> values = values(arg.path("metric").asText());
                 if (values.isEmpty()) {
                     throw new IllegalStateException(run.paper + ": no values for metric '" + arg.path("metric").asText() + "'");
@@ -187,7 +195,7 @@ public final class ArtifactRenderer {
                 return statistic(values, arg.path("stat").asText());
             }
             default:
-                throw new ManifestException(manifest.file() + ": unknown template form '" + form + "'");
+                throw new ManifestException(manifest.file() + ": template form '" + key + "' in the wrong place");
         }
     }
 
@@ -280,9 +288,9 @@ public final class ArtifactRenderer {
         return out;
     }
 
-    private long requireSeed(String form, Long seed) {
+    private long requireSeed(TemplateForm form, Long seed) {
         if (seed == null) {
-            throw new ManifestException(manifest.file() + ": template form '" + form + "' is only valid inside $each_seed");
+            throw new ManifestException(manifest.file() + ": template form '" + form.key() + "' is only valid inside $each_seed");
         }
         return seed;
     }

@@ -1,5 +1,6 @@
 package org.mechspec.cli;
 
+import org.mechspec.report.TemplateForm;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -49,7 +50,7 @@ class SeedFilesTest {
 
         // Corrupt the first aggregate figure the template places.
         TemplatePositions.Position figure = template.top.stream()
-                .filter(p -> p.form().equals("$aggregate") || p.form().equals("$stat")).findFirst().orElseThrow();
+                .filter(p -> p.form() == TemplateForm.AGGREGATE || p.form() == TemplateForm.STAT).findFirst().orElseThrow();
         JsonPath number = firstNumber(figure.path(), figure.path().in(Artifacts.read(seed)));
         expectFinding(seed, "corrupt-aggregate", a -> setNumber(a, number, number.in(a).asDouble() * (1 + 1e-9) + 1e-300), number + ": ");
 
@@ -67,7 +68,7 @@ class SeedFilesTest {
 
         // Remove the negative-result sentences, where a seed contradicts a hypothesis.
         if (!ClaimPolicy.violations(manifest, content.metrics).isEmpty()) {
-            JsonPath sentence = template.top("$negative_result").get(0).path();
+            JsonPath sentence = template.top(TemplateForm.NEGATIVE_RESULT).get(0).path();
             expectFinding(seed, "drop-negative-result", a -> parent(a, sentence).put(last(sentence), manifest.hypothesisCaveat()),
                     sentence + ": does not state the contradicting seed");
         }
