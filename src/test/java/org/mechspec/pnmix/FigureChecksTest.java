@@ -7,7 +7,6 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.BitPacking;
-import org.mechspec.compute.HalfFloat;
 
 /**
  * FigureChecks on a cache written by hand: 3 tokens, one head of d = 2, a sink token and two 1-token groups, so the
@@ -29,24 +28,16 @@ class FigureChecksTest {
     private static final double[] V = {1, 2, 0.25, -0.5, 1.5, 1};
     private static final double[] VS = {1, 2, 0.5, -0.5, 2, 1};
 
-    private static byte[] halfs(double... x) {
-        byte[] b = new byte[2 * x.length];
-        for (int i = 0; i < x.length; i++) {
-            BitPacking.putHalf(b, 2 * i, HalfFloat.toHalfBits(x[i]));
-        }
-        return b;
-    }
-
     /** Keys: per channel (scale, zero, code); values: one group of both channels (scale, zero) and two codes. */
     private static PackedKvCache.Group group(double[] key0, double[] key1, double vScale, double vZero, int v0, int v1) {
         byte[] kc = new byte[2];
         BitPacking.put(kc, 0, 0, 2, (int) key0[2]);
         BitPacking.put(kc, 1, 0, 2, (int) key1[2]);
-        byte[] km = halfs(key0[0], key0[1], key1[0], key1[1]);
+        byte[] km = PnMixFixtures.halfs(key0[0], key0[1], key1[0], key1[1]);
         byte[] vc = new byte[1];
         BitPacking.put(vc, 0, 0, 2, v0);
         BitPacking.put(vc, 0, 1, 2, v1);
-        return new PackedKvCache.Group(new PackedBlock(kc, km), new int[] {2, 2}, new PackedBlock(vc, halfs(vScale, vZero)));
+        return new PackedKvCache.Group(new PackedBlock(kc, km), new int[] {2, 2}, new PackedBlock(vc, PnMixFixtures.halfs(vScale, vZero)));
     }
 
     private static PackedKvCache cache() {
@@ -55,7 +46,7 @@ class FigureChecksTest {
         List<PackedKvCache.Group> groups = List.of(
                 group(new double[] {0.5, -1, 3}, new double[] {0.25, 0.5, 1}, 0.5, -1, 3, 1),
                 group(new double[] {0.25, 0.25, 2}, new double[] {0.5, -0.5, 0}, 1, 0, 2, 1));
-        return new PackedKvCache(1, 2, 1, halfs(KS[0], KS[1]), halfs(VS[0], VS[1]), 1, groups, 2, 2, 0, new byte[0], new byte[0]);
+        return new PackedKvCache(1, 2, 1, PnMixFixtures.halfs(KS[0], KS[1]), PnMixFixtures.halfs(VS[0], VS[1]), 1, groups, 2, 2, 0, new byte[0], new byte[0]);
     }
 
     private PnMixResult result(PackedKvCache cache, double reported) {
@@ -171,7 +162,7 @@ class FigureChecksTest {
     @Test
     void tokensTheCacheKeptInItsResidualAreReadFromThere() {
         // A cache that quantized nothing: keys and values of all 3 tokens in its fp16 residual, equal to the truth.
-        PackedKvCache fp16 = PackedKvCache.fp16(1, 2, 3, halfs(K), halfs(V));
+        PackedKvCache fp16 = PackedKvCache.fp16(1, 2, 3, PnMixFixtures.halfs(K), PnMixFixtures.halfs(V));
         List<FigureChecks.Figure> f = FigureChecks.figures(result(fp16, 0.0), truth());
         assertThat(f.get(0).definition()).as("key_mse").isZero();
         assertThat(f.get(1).definition()).as("value_mse").isZero();

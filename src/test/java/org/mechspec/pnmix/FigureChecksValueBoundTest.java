@@ -7,7 +7,6 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.BitPacking;
-import org.mechspec.compute.HalfFloat;
 
 /**
  * The online calls' bound uses, per call, max|v| over the values that call attended to: the stored ones below
@@ -32,14 +31,6 @@ class FigureChecksValueBoundTest {
     /** Values as the final cache stores them: token 1 dequantizes to (4, −0.5), far from its truth (0.25, −0.5). */
     private static final double[] VS = {1, 2, 4, -0.5, 1.5, 1};
 
-    private static byte[] halfs(double... x) {
-        byte[] b = new byte[2 * x.length];
-        for (int i = 0; i < x.length; i++) {
-            BitPacking.putHalf(b, 2 * i, HalfFloat.toHalfBits(x[i]));
-        }
-        return b;
-    }
-
     /** The cache with token 1's values dequantizing to (4, −0.5). */
     private static PackedKvCache cache() {
         return cache(1.5, 3);
@@ -54,7 +45,7 @@ class FigureChecksValueBoundTest {
         BitPacking.put(kc, 0, 1, 2, 1);
         BitPacking.put(kc, 1, 0, 2, 1);
         BitPacking.put(kc, 1, 1, 2, 0);
-        PackedBlock keys = new PackedBlock(kc, halfs(0.25, 0.5, 1.25, -0.5));
+        PackedBlock keys = new PackedBlock(kc, PnMixFixtures.halfs(0.25, 0.5, 1.25, -0.5));
         // Values per token: token 1 zero −0.5, scale 1.5, codes (3, 0) → (4, −0.5) (by default); token 2 zero 1,
         // scale 0.5, codes (1, 0) → (1.5, 1).
         byte[] vc = new byte[2];
@@ -62,9 +53,9 @@ class FigureChecksValueBoundTest {
         BitPacking.put(vc, 0, 1, 2, 0);
         BitPacking.put(vc, 1, 0, 2, 1);
         BitPacking.put(vc, 1, 1, 2, 0);
-        PackedBlock values = new PackedBlock(vc, halfs(token1Scale, -0.5, 0.5, 1));
+        PackedBlock values = new PackedBlock(vc, PnMixFixtures.halfs(token1Scale, -0.5, 0.5, 1));
         PackedKvCache.Group g = new PackedKvCache.Group(keys, new int[] {2, 2}, values);
-        return new PackedKvCache(1, 2, 1, halfs(K[0], K[1]), halfs(V[0], V[1]), 2, List.of(g), 2, 2, 0, new byte[0],
+        return new PackedKvCache(1, 2, 1, PnMixFixtures.halfs(K[0], K[1]), PnMixFixtures.halfs(V[0], V[1]), 2, List.of(g), 2, 2, 0, new byte[0],
                 new byte[0]);
     }
 

@@ -9,14 +9,6 @@ import org.junit.jupiter.api.Test;
 /** The stored form of the pair mask: bit h·pairs + p, LSB-first, ⌈kvHeads·pairs/8⌉ bytes. */
 class PairMaskTest {
 
-    private static PairMask mask(int kvHeads, int pairs, int... set) {
-        boolean[] high = new boolean[kvHeads * pairs];
-        for (int i : set) {
-            high[i] = true;
-        }
-        return PairMask.of(kvHeads, pairs, high);
-    }
-
     @Test
     void theFlagCountMustMatchTheShape() {
         assertThatThrownBy(() -> PairMask.of(2, 16, new boolean[31]))
@@ -25,15 +17,15 @@ class PairMaskTest {
 
     @Test
     void bytesAreTheFlagsRoundedUpToWholeBytes() {
-        assertThat(mask(2, 16).byteLength()).isEqualTo(4);
-        assertThat(mask(1, 3).byteLength()).isEqualTo(1);
-        assertThat(mask(3, 5).byteLength()).isEqualTo(2); // 15 flags
+        assertThat(PnMixFixtures.mask(2, 16).byteLength()).isEqualTo(4);
+        assertThat(PnMixFixtures.mask(1, 3).byteLength()).isEqualTo(1);
+        assertThat(PnMixFixtures.mask(3, 5).byteLength()).isEqualTo(2); // 15 flags
     }
 
     @Test
     void theNumberReadsFlagIAsBitI() {
         // flags 0, 9, 17, 31 → bytes 0x01, 0x02, 0x02, 0x80
-        PairMask m = mask(2, 16, 0, 9, 17, 31);
+        PairMask m = PnMixFixtures.mask(2, 16, 0, 9, 17, 31);
         assertThat(m.bytes()).containsExactly(0x01, 0x02, 0x02, 0x80);
         assertThat(m.asLong()).isEqualTo(0x80020201L);
         assertThat(m.toString()).isEqualTo("PairMask(0x80020201)");
@@ -44,11 +36,11 @@ class PairMaskTest {
 
     @Test
     void equalityNeedsTheSameShapeAndFlags() {
-        PairMask m = mask(2, 16, 0, 9);
-        assertThat(m).isEqualTo(mask(2, 16, 0, 9));
-        assertThat(m).isNotEqualTo(mask(2, 16, 0, 10));
-        assertThat(m).isNotEqualTo(mask(1, 32, 0, 9)); // same bytes, another shape
-        assertThat(m).isNotEqualTo(mask(4, 8, 0, 9));
+        PairMask m = PnMixFixtures.mask(2, 16, 0, 9);
+        assertThat(m).isEqualTo(PnMixFixtures.mask(2, 16, 0, 9));
+        assertThat(m).isNotEqualTo(PnMixFixtures.mask(2, 16, 0, 10));
+        assertThat(m).isNotEqualTo(PnMixFixtures.mask(1, 32, 0, 9)); // same bytes, another shape
+        assertThat(m).isNotEqualTo(PnMixFixtures.mask(4, 8, 0, 9));
         assertThat(m.equals("PairMask(0x201)")).isFalse();
     }
 }

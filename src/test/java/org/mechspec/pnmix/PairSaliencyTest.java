@@ -102,19 +102,11 @@ class PairSaliencyTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessage("saliency needs tokens: range [2, 1) of 3");
     }
 
-    private static PairMask flags(int... set) {
-        boolean[] high = new boolean[4];
-        for (int i : set) {
-            high[i] = true;
-        }
-        return PairMask.of(1, 4, high);
-    }
-
     @Test
     void noneOrAllPairsMayBeHigh() {
         double[] scores = {3, 1, 2, 1};
-        assertThat(PairSaliency.select(scores, 1, 4, 0)).isEqualTo(flags());
-        assertThat(PairSaliency.select(scores, 1, 4, 4)).isEqualTo(flags(0, 1, 2, 3));
+        assertThat(PairSaliency.select(scores, 1, 4, 0)).isEqualTo(PnMixFixtures.mask(1, 4));
+        assertThat(PairSaliency.select(scores, 1, 4, 4)).isEqualTo(PnMixFixtures.mask(1, 4, 0, 1, 2, 3));
     }
 
     @Test

@@ -1,5 +1,6 @@
 package org.mechspec.pnmix;
 
+import org.mechspec.compute.BitPacking;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
@@ -88,5 +89,23 @@ final class PnMixFixtures {
     /** The protocol's truth for synthetic tokens, drawn like the seeded run. */
     static Projections syntheticTruth(PnMixConfig c, long seed, PairLayout ropeLayout) {
         return new RandomRopeLayer(new Rng(seed), c, ropeLayout).project(syntheticTokens(seed + 1, c.totalTokens()));
+    }
+
+    /** A mask of {@code kvHeads} × {@code pairs} with the given flat indices (h·pairs + p) high. */
+    static PairMask mask(int kvHeads, int pairs, int... high) {
+        boolean[] flags = new boolean[kvHeads * pairs];
+        for (int i : high) {
+            flags[i] = true;
+        }
+        return PairMask.of(kvHeads, pairs, flags);
+    }
+
+    /** The fp16 bytes of x, as the cache stores rows. */
+    static byte[] halfs(double... x) {
+        byte[] b = new byte[2 * x.length];
+        for (int i = 0; i < x.length; i++) {
+            BitPacking.putHalf(b, 2 * i, HalfFloat.toHalfBits(x[i]));
+        }
+        return b;
     }
 }

@@ -26,19 +26,11 @@ class PnMixPartsTest {
     @Test
     void selectionKeepsTheLowerIndexOnTies() {
         // one head, four pairs; the top score is shared by pairs 1 and 3
-        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 1)).isEqualTo(flags(1));
-        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 2)).isEqualTo(flags(1, 3));
-        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 3)).isEqualTo(flags(1, 2, 3));
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 1)).isEqualTo(PnMixFixtures.mask(1, 4, 1));
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 2)).isEqualTo(PnMixFixtures.mask(1, 4, 1, 3));
+        assertThat(PairSaliency.select(new double[] {1, 3, 2, 3}, 1, 4, 3)).isEqualTo(PnMixFixtures.mask(1, 4, 1, 2, 3));
         // the first pair is the top one: nothing later may displace it
-        assertThat(PairSaliency.select(new double[] {3, 2, 1, 0}, 1, 4, 1)).isEqualTo(flags(0));
-    }
-
-    private static PairMask flags(int... set) {
-        boolean[] high = new boolean[4];
-        for (int i : set) {
-            high[i] = true;
-        }
-        return PairMask.of(1, 4, high);
+        assertThat(PairSaliency.select(new double[] {3, 2, 1, 0}, 1, 4, 1)).isEqualTo(PnMixFixtures.mask(1, 4, 0));
     }
 
     @Test

@@ -14,18 +14,10 @@ import org.mechspec.compute.OneBitLevels;
 @Tag("pn-mix")
 class PnMixShapeGuardsTest {
 
-    private static PairMask mask(int kvHeads, int pairs, int... set) {
-        boolean[] high = new boolean[kvHeads * pairs];
-        for (int i : set) {
-            high[i] = true;
-        }
-        return PairMask.of(kvHeads, pairs, high);
-    }
-
     @Test
     void channelBitsFollowThePairsOfEachHeadInBothLayouts() {
         // 2 heads × 4 pairs, high: head 0 pair 1, head 1 pairs 0 and 3.
-        PairMask m = mask(2, 4, 1, 4, 7);
+        PairMask m = PnMixFixtures.mask(2, 4, 1, 4, 7);
         assertThat(m.channelBits(8, PairLayout.ADJACENT, 3, 1))
                 .containsExactly(1, 1, 3, 3, 1, 1, 1, 1, 3, 3, 1, 1, 1, 1, 3, 3);
         // Half-split: channel c is pair c mod 4.
@@ -35,7 +27,7 @@ class PnMixShapeGuardsTest {
 
     @Test
     void aMaskOfAnotherPairCountThanTheHeadIsRejected() {
-        PairMask m = mask(2, 4, 1, 4, 7);
+        PairMask m = PnMixFixtures.mask(2, 4, 1, 4, 7);
         // headDim 6 has 3 pairs: the mask's pair 3 would never be read.
         assertThatThrownBy(() -> m.channelBits(6, PairLayout.ADJACENT, 3, 1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("a mask of 4 pairs per head does not fit headDim 6");
@@ -64,10 +56,10 @@ class PnMixShapeGuardsTest {
         assertThat(c.kvHeads()).isEqualTo(1);
         assertThat(c.pairs()).isEqualTo(2);
         // Same head count; 4 or 1 pairs. Comparing the first pairs' flags would give a small finite count.
-        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 4)}, 11, c)).isEqualTo(Long.MAX_VALUE);
-        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 1)}, 11, c)).isEqualTo(Long.MAX_VALUE);
+        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {PnMixFixtures.mask(1, 4)}, 11, c)).isEqualTo(Long.MAX_VALUE);
+        assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {PnMixFixtures.mask(1, 1)}, 11, c)).isEqualTo(Long.MAX_VALUE);
         // A right-shaped mask is compared flag by flag: 2 flags, one of them high in the definition's mask.
-        long bad = StreamChecks.randomMaskMismatches(new PairMask[] {mask(1, 2)}, 11, c);
+        long bad = StreamChecks.randomMaskMismatches(new PairMask[] {PnMixFixtures.mask(1, 2)}, 11, c);
         assertThat(bad).isEqualTo(1);
     }
 }
