@@ -10,28 +10,19 @@ import org.mechspec.compute.FloatArrays;
  * One implementation serves both precisions: the fp32 path rounds every operation's result to float, which gives
  * exactly float arithmetic (a double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float
  * result). Deterministic: every sum runs in a fixed ascending order.
- * Not final only so that a mutant test can override {@link #offDiagonalPairWeight()}.
  */
-public class CpuGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
+public final class CpuGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
     public static final CpuGroupedQuadraticAttention INSTANCE = new CpuGroupedQuadraticAttention();
 
     private static final DoubleUnaryOperator FP64 = x -> x;
     private static final DoubleUnaryOperator FP32 = x -> (float) x;
 
-    protected CpuGroupedQuadraticAttention() {
+    private CpuGroupedQuadraticAttention() {
     }
 
     @Override
     public String name() {
         return "cpu";
-    }
-
-    /**
-     * How often a pair k_i·k_j (i &lt; j) of the recurrent state counts, relative to the symmetric quadratic form:
-     * the state keeps each unordered pair once, so it must count twice.
-     */
-    protected double offDiagonalPairWeight() {
-        return 2.0;
     }
 
     @Override
@@ -202,7 +193,6 @@ public class CpuGroupedQuadraticAttention implements GroupedQuadraticAttentionOp
     private void coefficients(double[] qs, int[] groups, int gOff, double[] m, int mOff, int side, double[] a,
                               DoubleUnaryOperator r) {
         int d = qs.length;
-        double pairWeight = offDiagonalPairWeight();
         a[0] = r.applyAsDouble(r.applyAsDouble(EPSILON) + m[mOff]);
         for (int i = 0; i < d; i++) {
             int gi = 1 + groups[gOff + i];
@@ -213,8 +203,9 @@ public class CpuGroupedQuadraticAttention implements GroupedQuadraticAttentionOp
             int gi = 1 + groups[gOff + i];
             for (int j = i; j < d; j++) {
                 int gj = 1 + groups[gOff + j];
+                // The state keeps each unordered pair k_i·k_j once, so it carries both M_gh and M_hg.
                 double c = i == j ? m[mOff + gi * side + gi]
-                        : r.applyAsDouble(pairWeight * 0.5 * r.applyAsDouble(m[mOff + gi * side + gj] + m[mOff + gj * side + gi]));
+                        : r.applyAsDouble(m[mOff + gi * side + gj] + m[mOff + gj * side + gi]);
                 a[p++] = r.applyAsDouble(r.applyAsDouble(c * qs[i]) * qs[j]);
             }
         }

@@ -24,11 +24,48 @@ import org.mechspec.spec.ManifestLoader;
 class OalMutantsTest {
     private static final int ADAPTATION_ROWS = BlockRoles.ADAPTATION * (OalProtocol.SEQUENCE_LENGTH - 1);
 
-    /** The recurrent state stores each unordered pair k_i·k_j once but counts it once instead of twice. */
-    static final class PairsCountedOnce extends CpuGroupedQuadraticAttention {
+    /**
+     * A device whose recurrent form counts each unordered pair of groups once instead of twice (M_gh + M_hg read as
+     * one of them): its recurrent form runs the CPU twin over M with the off-diagonal entries halved; dense is right.
+     */
+    static final class PairsCountedOnce implements GroupedQuadraticAttentionOps {
+        private static final GroupedQuadraticAttentionOps CPU = CpuGroupedQuadraticAttention.INSTANCE;
+
         @Override
-        protected double offDiagonalPairWeight() {
-            return 1.0;
+        public String name() {
+            return "mutant";
+        }
+
+        @Override
+        public double[] dense(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] g, double[] m) {
+            return CPU.dense(s, q, k, v, g, m);
+        }
+
+        @Override
+        public float[] dense(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] g, float[] m) {
+            return CPU.dense(s, q, k, v, g, m);
+        }
+
+        @Override
+        public double[] recurrent(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] g, double[] m) {
+            double[] once = m.clone();
+            int side = s.side();
+            for (int i = 0; i < once.length; i++) {
+                int a = i % (side * side) / side;
+                int b = i % side;
+                once[i] = a == b ? m[i] : m[i] / 2;
+            }
+            return CPU.recurrent(s, q, k, v, g, once);
+        }
+
+        @Override
+        public float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] g, float[] m) {
+            float[] once = m.clone();
+            int side = s.side();
+            for (int i = 0; i < once.length; i++) {
+                once[i] = i % (side * side) / side == i % side ? m[i] : m[i] / 2;
+            }
+            return CPU.recurrent(s, q, k, v, g, once);
         }
     }
 
