@@ -3,9 +3,10 @@ package org.mechspec.compute;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.function.DoubleUnaryOperator;
 
 /**
- * The CPU backend: an fp64 oracle and a plain fp32 path. Fixed reduction order and StrictMath, so the same
+ * The CPU backend: one attention reference run in fp64 (the oracle) or in fp32. Fixed reduction order and StrictMath, so the same
  * inputs give bit-identical outputs on any machine. The fp32 path doubles as the "naive same-precision
  * reference" of the differential tolerance rule.
  */
@@ -34,9 +35,36 @@ public final class CpuBackend implements Backend {
         if (bias != null) {
             Finite.require("bias", bias);
         }
+        return attention(s, q, k, v, bias, FP64);
+    }
+
+    @Override
+    public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
+        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
+        Finite.require("q", q);
+        Finite.require("k", k);
+        Finite.require("v", v);
+        if (bias != null) {
+            Finite.require("bias", bias);
+        }
+        return FloatArrays.narrow(attention(s, FloatArrays.widen(q), FloatArrays.widen(k), FloatArrays.widen(v),
+                bias == null ? null : FloatArrays.widen(bias), FP32));
+    }
+
+    private static final DoubleUnaryOperator FP64 = x -> x;
+    private static final DoubleUnaryOperator FP32 = x -> (float) x;
+
+    /**
+     * One reference for both precisions: {@code r} rounds every operation's result (identity for fp64, to float for
+     * fp32). A double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float result, so the
+     * fp32 path is exactly float arithmetic in this order.
+     */
+    private static double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias,
+                                      DoubleUnaryOperator r) {
         int d = s.headDim();
         int dv = s.valueDim();
         int group = s.queryHeads() / s.kvHeads();
+        double scale = r.applyAsDouble(s.scale());
         double[] out = new double[(int) s.outputElements()];
         double[] scores = new double[s.keyLen()];
         for (int b = 0; b < s.batch(); b++) {
@@ -51,75 +79,23 @@ public final class CpuBackend implements Backend {
                         int kOff = (kvBase + j) * d;
                         double dot = 0.0;
                         for (int c = 0; c < d; c++) {
-                            dot += q[qOff + c] * k[kOff + c];
+                            dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * k[kOff + c]));
                         }
-                        double sc = dot * s.scale() + (bias == null ? 0.0 : bias[kvBase + j]);
+                        double sc = r.applyAsDouble(r.applyAsDouble(dot * scale) + (bias == null ? 0.0 : bias[kvBase + j]));
                         scores[j] = sc;
                         max = Math.max(max, sc);
                     }
                     double denom = 0.0;
                     for (int j = 0; j <= last; j++) {
-                        scores[j] = StrictMath.exp(scores[j] - max);
-                        denom += scores[j];
+                        scores[j] = r.applyAsDouble(StrictMath.exp(r.applyAsDouble(scores[j] - max)));
+                        denom = r.applyAsDouble(denom + scores[j]);
                     }
                     int oOff = ((b * s.queryHeads() + h) * s.queryLen() + i) * dv;
                     for (int j = 0; j <= last; j++) {
-                        double p = scores[j] / denom;
+                        double p = r.applyAsDouble(scores[j] / denom);
                         int vOff = (kvBase + j) * dv;
                         for (int c = 0; c < dv; c++) {
-                            out[oOff + c] += p * v[vOff + c];
-                        }
-                    }
-                }
-            }
-        }
-        return out;
-    }
-
-    @Override
-    public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
-        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
-        int d = s.headDim();
-        int dv = s.valueDim();
-        int group = s.queryHeads() / s.kvHeads();
-        float scale = (float) s.scale();
-        float[] out = new float[(int) s.outputElements()];
-        float[] scores = new float[s.keyLen()];
-        for (int b = 0; b < s.batch(); b++) {
-            for (int h = 0; h < s.queryHeads(); h++) {
-                int kvh = h / group;
-                int kvBase = (b * s.kvHeads() + kvh) * s.keyLen();
-                for (int i = 0; i < s.queryLen(); i++) {
-                    int qOff = ((b * s.queryHeads() + h) * s.queryLen() + i) * d;
-                    int last = s.lastVisibleKey(i);
-                    float max = Float.NEGATIVE_INFINITY;
-                    for (int j = 0; j <= last; j++) {
-                        int kOff = (kvBase + j) * d;
-                        float dot = 0f;
-                        for (int c = 0; c < d; c++) {
-                            dot += q[qOff + c] * k[kOff + c];
-                        }
-                        float sc = dot * scale + (bias == null ? 0f : bias[kvBase + j]);
-                        scores[j] = sc;
-                        max = Math.max(max, sc);
-                    }
-                    float denom = 0f;
-                    for (int j = 0; j <= last; j++) {
-                        scores[j] = (float) StrictMath.exp(scores[j] - max);
-                        denom += scores[j];
-                    }
-                    int oOff = ((b * s.queryHeads() + h) * s.queryLen() + i) * dv;
-                    for (int j = 0; j <= last; j++) {
-                        float p = scores[j] / denom;
-                        int vOff = (kvBase + j) * dv;
-                        for (int c = 0; c < dv; c++) {
-                            out[oOff + c] += p * v[vOff + c];
+                            out[oOff + c] = r.applyAsDouble(out[oOff + c] + r.applyAsDouble(p * v[vOff + c]));
                         }
                     }
                 }
