@@ -1,7 +1,9 @@
 package org.mechspec.pnmix;
 
+import java.util.function.DoubleUnaryOperator;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.Finite;
+import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.GroupQuantizer;
 import org.mechspec.compute.OneBitLevels;
 
@@ -160,17 +162,36 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
                                   boolean withLogits) {
         PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
         Finite.require("q", q);
+        double[][] outAndLogits = attention(cache, q, queryHeads, queryLen, causal, false);
+        return new PackedAttention(outAndLogits[0], withLogits ? outAndLogits[1] : null);
+    }
+
+    @Override
+    public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
+        PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
+        Finite.require("q", q);
+        return FloatArrays.narrow(attention(cache, FloatArrays.widen(q), queryHeads, queryLen, causal, true)[0]);
+    }
+
+    /**
+     * One reference for both precisions: in fp32 the reader dequantizes in fp32 and every operation's result is
+     * rounded to float (a double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float
+     * result, so this is exactly float arithmetic in this order). Returns the output and the logits.
+     */
+    private double[][] attention(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal,
+                                 boolean fp32) {
+        DoubleUnaryOperator r = fp32 ? x -> (float) x : x -> x;
         int d = cache.headDim();
         int keyLen = cache.length();
         int group = queryHeads / cache.kvHeads();
-        double scale = 1.0 / Math.sqrt(d);
+        double scale = r.applyAsDouble(1.0 / Math.sqrt(d));
         PackedCacheReader reader = new PackedCacheReader(cache);
         double[] logits = new double[queryHeads * queryLen * keyLen];
         java.util.Arrays.fill(logits, Double.NEGATIVE_INFINITY);
         double[] row = new double[d];
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int j = 0; j < keyLen; j++) {
-                reader.key(j, kvh, row, false);
+                reader.key(j, kvh, row, fp32);
                 for (int h = kvh * group; h < (kvh + 1) * group; h++) {
                     for (int i = 0; i < queryLen; i++) {
                         if (j > lastVisible(i, queryLen, keyLen, causal)) {
@@ -179,113 +200,50 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
                         int qOff = (h * queryLen + i) * d;
                         double dot = 0.0;
                         for (int c = 0; c < d; c++) {
-                            dot += q[qOff + c] * row[c];
+                            dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * row[c]));
                         }
-                        logits[(h * queryLen + i) * keyLen + j] = dot * scale;
+                        logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
                     }
                 }
             }
         }
         double[] weights = new double[logits.length];
         double[] denom = new double[queryHeads * queryLen];
-        for (int r = 0; r < denom.length; r++) {
-            int last = lastVisible(r % queryLen, queryLen, keyLen, causal);
+        for (int qr = 0; qr < denom.length; qr++) {
+            int last = lastVisible(qr % queryLen, queryLen, keyLen, causal);
             double max = Double.NEGATIVE_INFINITY;
             for (int j = 0; j <= last; j++) {
-                max = Math.max(max, logits[r * keyLen + j]);
+                max = Math.max(max, logits[qr * keyLen + j]);
             }
             double sum = 0.0;
             for (int j = 0; j <= last; j++) {
-                weights[r * keyLen + j] = StrictMath.exp(logits[r * keyLen + j] - max);
-                sum += weights[r * keyLen + j];
+                weights[qr * keyLen + j] = r.applyAsDouble(StrictMath.exp(r.applyAsDouble(logits[qr * keyLen + j] - max)));
+                sum = r.applyAsDouble(sum + weights[qr * keyLen + j]);
             }
-            denom[r] = sum;
+            denom[qr] = sum;
         }
         double[] out = new double[queryHeads * queryLen * d];
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int j = 0; j < keyLen; j++) {
-                reader.value(j, kvh, row, false);
+                reader.value(j, kvh, row, fp32);
                 for (int h = kvh * group; h < (kvh + 1) * group; h++) {
                     for (int i = 0; i < queryLen; i++) {
-                        int r = h * queryLen + i;
+                        int qr = h * queryLen + i;
                         if (j > lastVisible(i, queryLen, keyLen, causal)) {
                             continue;
                         }
-                        double p = weights[r * keyLen + j] / denom[r];
+                        double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
                         for (int c = 0; c < d; c++) {
-                            out[r * d + c] += p * row[c];
+                            out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * row[c]));
                         }
                     }
                 }
             }
         }
-        working(8L * (2L * logits.length + denom.length + out.length));
-        return new PackedAttention(out, withLogits ? logits : null);
-    }
-
-    @Override
-    public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
-        PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
-        Finite.require("q", q);
-        int d = cache.headDim();
-        int keyLen = cache.length();
-        int group = queryHeads / cache.kvHeads();
-        float scale = (float) (1.0 / Math.sqrt(d));
-        PackedCacheReader reader = new PackedCacheReader(cache);
-        float[] scores = new float[queryHeads * queryLen * keyLen];
-        double[] row = new double[d];
-        for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-            for (int j = 0; j < keyLen; j++) {
-                reader.key(j, kvh, row, true);
-                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                    for (int i = 0; i < queryLen; i++) {
-                        if (j > lastVisible(i, queryLen, keyLen, causal)) {
-                            continue;
-                        }
-                        int qOff = (h * queryLen + i) * d;
-                        float dot = 0f;
-                        for (int c = 0; c < d; c++) {
-                            dot += q[qOff + c] * (float) row[c];
-                        }
-                        scores[(h * queryLen + i) * keyLen + j] = dot * scale;
-                    }
-                }
-            }
-        }
-        float[] denom = new float[queryHeads * queryLen];
-        for (int r = 0; r < denom.length; r++) {
-            int last = lastVisible(r % queryLen, queryLen, keyLen, causal);
-            float max = Float.NEGATIVE_INFINITY;
-            for (int j = 0; j <= last; j++) {
-                max = Math.max(max, scores[r * keyLen + j]);
-            }
-            float sum = 0f;
-            for (int j = 0; j <= last; j++) {
-                scores[r * keyLen + j] = (float) StrictMath.exp(scores[r * keyLen + j] - max);
-                sum += scores[r * keyLen + j];
-            }
-            denom[r] = sum;
-        }
-        float[] out = new float[queryHeads * queryLen * d];
-        for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-            for (int j = 0; j < keyLen; j++) {
-                reader.value(j, kvh, row, true);
-                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                    for (int i = 0; i < queryLen; i++) {
-                        int r = h * queryLen + i;
-                        if (j > lastVisible(i, queryLen, keyLen, causal)) {
-                            continue;
-                        }
-                        float p = scores[r * keyLen + j] / denom[r];
-                        for (int c = 0; c < d; c++) {
-                            out[r * d + c] += p * (float) row[c];
-                        }
-                    }
-                }
-            }
-        }
-        working(4L * (scores.length + denom.length + out.length));
-        return out;
+        // What the kernels' working buffers hold: fp64 keeps logits and weights apart, fp32 reuses one score array.
+        working(fp32 ? 4L * (logits.length + denom.length + out.length)
+                : 8L * (2L * logits.length + denom.length + out.length));
+        return new double[][] {out, logits};
     }
 
     static int lastVisible(int i, int queryLen, int keyLen, boolean causal) {
