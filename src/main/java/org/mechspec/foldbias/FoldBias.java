@@ -60,19 +60,29 @@ public final class FoldBias {
         double[] deployed = cache.attend(backend, qt, mt);
         String shaAfterOnline = cache.sha256();
 
-        // Evaluation paths (references for the metrics, not part of the deployed cache).
+        FoldBiasRun.Fold folded = new FoldBiasRun.Fold(a, u, uRef, kf, kh, refitWeights, cvRefit);
+        FoldBiasRun.Online online = new FoldBiasRun.Online(shaAtFreeze, shaAfterOnline, fitter.fitsAfterFreeze(),
+                fitter.log(), deployed);
+        return new FoldBiasRun(c, comp, folded, online, evaluate(in, comp, kf, kh, cvRefit));
+    }
+
+    /** The evaluation paths on the test queries: references for the metrics, not part of the deployed cache. */
+    private FoldBiasRun.Evaluation evaluate(FoldBiasInputs in, Compaction comp, double[] kf, double[] kh,
+                                            double[] cvRefit) {
+        FoldBiasConfig c = in.config();
+        int d = c.d();
+        int mt = c.testQueries();
+        int size = comp.size();
+        double[] qt = in.testQueries();
         double[] ck = comp.compactKeys();
         double[] cv = comp.compactValues();
         double[] beta = comp.beta();
-        double[] xh = AttentionOps.weights(backend, q, m, kh, size, d, null);
         double[] unrounded = AttentionOps.output(backend, qt, mt, kf, size, d, cvRefit, d, null);
         double[] biased = AttentionOps.output(backend, qt, mt, ck, size, d, cv, d, beta);
         double[] dropped = AttentionOps.output(backend, qt, mt, ck, size, d, cv, d, null);
         double[] sameValue = AttentionOps.output(backend, qt, mt, kh, size, d, cv, d, null);
         double[] bounds = outputBounds(qt, mt, d, c.scale(), ck, kh, beta, cv, size);
-
-        return new FoldBiasRun(c, comp, a, u, uRef, kf, kh, cvRefit, xh, shaAtFreeze, shaAfterOnline,
-                fitter.fitsAfterFreeze(), fitter.log(), deployed, unrounded, biased, dropped, sameValue, bounds);
+        return new FoldBiasRun.Evaluation(unrounded, biased, dropped, sameValue, bounds);
     }
 
     /** Per test query: the bound from the biased weights p and the exact logit difference δ. */

@@ -34,10 +34,12 @@ public record FoldBiasMetrics(double logitIdentityError, double projectionMeanEr
         int m = c.referenceQueries();
         int mt = c.testQueries();
         int size = r.size();
-        double[] a = r.scaledQueries();
+        FoldBiasRun.Fold f = r.fold();
+        FoldBiasRun.Evaluation e = r.evaluation();
+        double[] a = f.scaledQueries();
 
-        double[] au = Dense.times(a, m, d, r.direction());
-        double[] folded = Dense.timesTransposed(a, m, d, r.foldedKeys(), size);
+        double[] au = Dense.times(a, m, d, f.direction());
+        double[] folded = Dense.timesTransposed(a, m, d, f.foldedKeys(), size);
         double[] compact = Dense.timesTransposed(a, m, d, comp.compactKeys(), size);
         double logitIdentity = 0.0;
         for (int i = 0; i < m; i++) {
@@ -52,26 +54,26 @@ public record FoldBiasMetrics(double logitIdentityError, double projectionMeanEr
         }
         meanProjection /= m;
 
-        double[] residual = Dense.minus(Dense.times(r.roundedReferenceWeights(), m, size, r.refitValues(), d),
+        double[] residual = Dense.minus(Dense.times(f.roundedReferenceWeights(), m, size, f.refitValues(), d),
                 comp.target());
-        double normalEquations = Dense.maxAbs(Dense.transposedTimesMatrix(r.roundedReferenceWeights(), m, size,
+        double normalEquations = Dense.maxAbs(Dense.transposedTimesMatrix(f.roundedReferenceWeights(), m, size,
                 residual, d));
 
         double dropped = 0.0;
         double foldedError = 0.0;
         double minSlack = Double.POSITIVE_INFINITY;
         for (int i = 0; i < mt; i++) {
-            dropped += Dense.rowDistance(r.droppedBiasOutputs(), r.biasedOutputs(), i, d);
-            double sameValueError = Dense.rowDistance(r.sameValueOutputs(), r.biasedOutputs(), i, d);
+            dropped += Dense.rowDistance(e.droppedBiasOutputs(), e.biasedOutputs(), i, d);
+            double sameValueError = Dense.rowDistance(e.sameValueOutputs(), e.biasedOutputs(), i, d);
             foldedError += sameValueError;
-            minSlack = Math.min(minSlack, r.outputBounds()[i] - sameValueError);
+            minSlack = Math.min(minSlack, e.outputBounds()[i] - sameValueError);
         }
 
         long offGrid = 0;
         long changed = 0;
-        for (int i = 0; i < r.roundedKeys().length; i++) {
-            offGrid += HalfFloat.isHalfRepresentable(r.roundedKeys()[i]) ? 0 : 1;
-            changed += r.roundedKeys()[i] != r.foldedKeys()[i] ? 1 : 0;
+        for (int i = 0; i < f.roundedKeys().length; i++) {
+            offGrid += HalfFloat.isHalfRepresentable(f.roundedKeys()[i]) ? 0 : 1;
+            changed += f.roundedKeys()[i] != f.foldedKeys()[i] ? 1 : 0;
         }
         long negative = 0;
         for (double w : comp.weights()) {
@@ -81,19 +83,19 @@ public record FoldBiasMetrics(double logitIdentityError, double projectionMeanEr
         return new FoldBiasMetrics(
                 logitIdentity,
                 Math.abs(meanProjection - 1.0),
-                Dense.maxAbsDifference(r.direction(), r.referenceDirection()),
+                Dense.maxAbsDifference(f.direction(), f.referenceDirection()),
                 normalEquations,
-                Dense.maxAbsDifference(r.deployedOutputs(), r.unroundedOutputs()),
+                Dense.maxAbsDifference(r.online().deployedOutputs(), e.unroundedOutputs()),
                 dropped / mt,
                 minSlack,
-                r.fitsAfterFreeze(),
+                r.online().fitsAfterFreeze(),
                 size,
                 Nnls.kktViolation(comp.nnlsMatrix(), m, comp.selected().length, comp.nnlsTarget(), comp.weights()),
                 foldedError / mt,
                 offGrid,
                 changed,
                 negative,
-                r.cacheSha256AtFreeze(),
-                r.cacheSha256AfterOnline());
+                r.online().cacheSha256AtFreeze(),
+                r.online().cacheSha256AfterOnline());
     }
 }

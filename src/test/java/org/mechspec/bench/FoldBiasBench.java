@@ -55,8 +55,8 @@ public class FoldBiasBench {
         compactKeys = run.compaction().compactKeys();
         compactValues = run.compaction().compactValues();
         beta = run.compaction().beta();
-        foldedKeys = run.roundedKeys();
-        refitValues = run.refitValues();
+        foldedKeys = run.fold().roundedKeys();
+        refitValues = run.fold().refitValues();
     }
 
     @Benchmark

@@ -30,7 +30,7 @@ final class BoundCheck {
         int size = r.size();
         double[] ck = r.compaction().compactKeys();
         double[] beta = r.compaction().beta();
-        double[] kh = r.roundedKeys();
+        double[] kh = r.fold().roundedKeys();
         double range = rangeNorm(r.compaction().compactValues(), size, d);
         double maxError = 0.0;
         double worst = 0.0;
@@ -58,7 +58,7 @@ final class BoundCheck {
             double tanhTerm = StrictMath.tanh(osc / 4);
             double pinsker = StrictMath.sqrt(kl / 2);
             double bound = Math.min(tanhTerm, pinsker) * range;
-            double error = Math.abs(r.outputBounds()[i] - bound);
+            double error = Math.abs(r.evaluation().outputBounds()[i] - bound);
             double ratio = error == 0 ? 0.0 : error / tolerance(q, ck, kh, beta, size, d, osc, meanDelta, kl, tanhTerm, range);
             maxError = Math.max(maxError, error);
             if (ratio > worst || worstQuery < 0) {

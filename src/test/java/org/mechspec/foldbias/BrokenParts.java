@@ -114,16 +114,14 @@ final class BrokenParts {
         OfflineFitter fitter = new OfflineFitter(Solvers.EXACT);
         fitter.freeze();
         double[] target = AttentionOps.output(cpu, in.testQueries(), mt, in.keys(), c.n(), d, in.values(), d, null);
-        double[] x = AttentionOps.weights(cpu, in.testQueries(), mt, r.roundedKeys(), size, d, null);
-        FrozenCache refreshed = FrozenCache.freeze(r.roundedKeys(),
+        double[] x = AttentionOps.weights(cpu, in.testQueries(), mt, r.fold().roundedKeys(), size, d, null);
+        FrozenCache refreshed = FrozenCache.freeze(r.fold().roundedKeys(),
                 fitter.leastSquares("online value refresh", x, mt, size, target, d), size, d);
-        List<String> log = new ArrayList<>(r.fitLog());
+        List<String> log = new ArrayList<>(r.online().fitLog());
         log.addAll(fitter.log());
-        return new FoldBiasRun(r.config(), r.compaction(), r.scaledQueries(), r.direction(), r.referenceDirection(),
-                r.foldedKeys(), r.roundedKeys(), r.refitValues(), r.roundedReferenceWeights(), r.cacheSha256AtFreeze(),
-                refreshed.sha256(), r.fitsAfterFreeze() + fitter.fitsAfterFreeze(), log,
-                refreshed.attend(cpu, in.testQueries(), mt), r.unroundedOutputs(), r.biasedOutputs(),
-                r.droppedBiasOutputs(), r.sameValueOutputs(), r.outputBounds());
+        FoldBiasRun.Online online = new FoldBiasRun.Online(r.online().cacheSha256AtFreeze(), refreshed.sha256(),
+                r.online().fitsAfterFreeze() + fitter.fitsAfterFreeze(), log, refreshed.attend(cpu, in.testQueries(), mt));
+        return new FoldBiasRun(r.config(), r.compaction(), r.fold(), online, r.evaluation());
     }
 
     /** The exact solvers; a broken one overrides the fit it breaks. */

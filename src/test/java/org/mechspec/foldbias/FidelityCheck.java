@@ -47,7 +47,7 @@ final class FidelityCheck {
             KeySelector fixed = (weights, queries, keys, t) -> subset.clone();
             try {
                 FoldBiasRun run = new FoldBias(backend, fixed, OutputBound::tv).run(in);
-                best = Math.min(best, outputError(in, run.deployedOutputs()));
+                best = Math.min(best, outputError(in, run.online().deployedOutputs()));
             } catch (ArithmeticException e) {
                 if (!String.valueOf(e.getMessage()).contains("no key carries mass")) {
                     throw e;

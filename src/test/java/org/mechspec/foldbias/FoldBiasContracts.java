@@ -206,7 +206,7 @@ class FoldBiasContracts {
         double factor = threshold("dropping_bias_changes_attention");
         FoldBiasProblems.forAllCompactingProblems(p -> {
             FoldBiasRun offline = p.run();
-            FoldBiasInputs onSubspace = FoldBiasProblems.onFoldSubspace(p, offline.direction());
+            FoldBiasInputs onSubspace = FoldBiasProblems.onFoldSubspace(p, offline.fold().direction());
             FoldBiasMetrics m = FoldBiasMetrics.of(new FoldBias(CpuBackend.INSTANCE).run(onSubspace));
             assertThat(Checks.droppingBiasMatters(m, factor))
                     .as("drop error %s >= %s x folded error %s", m.dropBiasOutputError(), factor, m.foldedOutputError())

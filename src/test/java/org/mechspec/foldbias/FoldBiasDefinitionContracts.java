@@ -73,7 +73,7 @@ class FoldBiasDefinitionContracts {
     void fidelityProperty() {
         FoldBiasProblems.forAllPlantedProblems(p -> {
             FoldBiasRun r = new FoldBias(CpuBackend.INSTANCE).run(p.inputs());
-            FidelityCheck.Result f = new FidelityCheck.Result(FidelityCheck.outputError(p.inputs(), r.deployedOutputs()),
+            FidelityCheck.Result f = new FidelityCheck.Result(FidelityCheck.outputError(p.inputs(), r.online().deployedOutputs()),
                     FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, p.inputs(), new Rng(p.seed() + 1),
                             FoldBiasProblems.PLANTED_ARBITRARY_SELECTIONS));
             assertThat(f.holds()).as("compaction error %s <= best arbitrary selection's %s", f.compactionError(),
@@ -85,7 +85,7 @@ class FoldBiasDefinitionContracts {
     @Seeded
     void fidelitySeeded(SeedRun run) {
         FidelityCheck.Result f = new FidelityCheck.Result(
-                FidelityCheck.outputError(inputs(run), protocol(run).deployedOutputs()), arbitraryError(run));
+                FidelityCheck.outputError(inputs(run), protocol(run).online().deployedOutputs()), arbitraryError(run));
         run.metric("compaction_output_error", f.compactionError())
                 .metric("arbitrary_selection_output_error", f.arbitraryError());
         assertThat(f.holds()).as("compaction_output_error %s <= arbitrary_selection_output_error %s",
@@ -119,7 +119,7 @@ class FoldBiasDefinitionContracts {
     @Test
     void foldDirectionProperty() {
         FoldBiasProblems.forAllProblems(p -> {
-            FoldDirectionCheck.Result f = FoldDirectionCheck.of(p.inputs(), p.run().direction());
+            FoldDirectionCheck.Result f = FoldDirectionCheck.of(p.inputs(), p.run().fold().direction());
             assertThat(f.holds()).as("stationarity residual %s <= %s, constraint error %s <= %s", f.residual(),
                     f.tolerance(), f.constraintError(), f.constraintTolerance()).isTrue();
         });
@@ -128,7 +128,7 @@ class FoldBiasDefinitionContracts {
     @Contract(paper = PAPER, check = "fold_direction_is_constrained_minimizer")
     @Seeded
     void foldDirectionSeeded(SeedRun run) {
-        FoldDirectionCheck.Result f = FoldDirectionCheck.of(inputs(run), protocol(run).direction());
+        FoldDirectionCheck.Result f = FoldDirectionCheck.of(inputs(run), protocol(run).fold().direction());
         run.metric("fold_direction_stationarity_error", f.residual())
                 .metric("fold_direction_constraint_error", f.constraintError());
         assertThat(f.holds()).as("fold_direction_stationarity_error %s <= %s, fold_direction_constraint_error %s <= %s",
@@ -184,7 +184,7 @@ class FoldBiasDefinitionContracts {
     void nearestRoundingProperty() {
         FoldBiasProblems.forAllProblems(p -> {
             FoldBiasRun r = p.run();
-            assertThat(RoundingCheck.offNearest(r.foldedKeys(), r.roundedKeys())).as("keys off nearest fp16").isZero();
+            assertThat(RoundingCheck.offNearest(r.fold().foldedKeys(), r.fold().roundedKeys())).as("keys off nearest fp16").isZero();
         });
     }
 
@@ -192,7 +192,7 @@ class FoldBiasDefinitionContracts {
     @Seeded
     void nearestRoundingSeeded(SeedRun run) {
         FoldBiasRun r = protocol(run);
-        long off = RoundingCheck.offNearest(r.foldedKeys(), r.roundedKeys());
+        long off = RoundingCheck.offNearest(r.fold().foldedKeys(), r.fold().roundedKeys());
         run.metric("rounded_keys_off_nearest_fp16", off);
         assertThat(off).as("rounded_keys_off_nearest_fp16").isZero();
     }

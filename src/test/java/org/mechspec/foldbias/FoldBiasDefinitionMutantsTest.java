@@ -55,9 +55,9 @@ class FoldBiasDefinitionMutantsTest {
         double arbitrary = FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, in,
                 FoldBiasDefinitionContracts.afterInputs(FoldBiasConfig.PROTOCOL, SEED), FidelityCheck.ARBITRARY_SELECTIONS);
         FoldBiasRun first = run(FIRST_KEYS, OutputBound::tv);
-        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, unbroken.deployedOutputs()), arbitrary).holds())
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, unbroken.online().deployedOutputs()), arbitrary).holds())
                 .isTrue();
-        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, first.deployedOutputs()), arbitrary).holds())
+        assertThat(new FidelityCheck.Result(FidelityCheck.outputError(in, first.online().deployedOutputs()), arbitrary).holds())
                 .isFalse();
         assertThat(Checks.outputErrorBounded(FoldBiasMetrics.of(first), FoldBiasContracts.threshold(
                 "same_value_output_error_bound"))).as("the old checks pass the first-t cache").isTrue();
@@ -80,7 +80,7 @@ class FoldBiasDefinitionMutantsTest {
     /** u fitted with twice the ridge weight still meets its constraint and its own closed form, not the definition. */
     @Test
     void foldDirectionOfAnotherObjectiveIsNotTheMinimizer() {
-        assertThat(FoldDirectionCheck.of(in, unbroken.direction()).holds()).isTrue();
+        assertThat(FoldDirectionCheck.of(in, unbroken.fold().direction()).holds()).isTrue();
         FoldBiasConfig c = in.config();
         FoldBiasConfig doubled = new FoldBiasConfig(c.d(), c.n(), c.t(), c.referenceQueries(), c.testQueries(),
                 c.querySpread(), 2 * c.lambda());
@@ -90,7 +90,7 @@ class FoldBiasDefinitionMutantsTest {
         assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
         assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
                 .isTrue();
-        assertThat(FoldDirectionCheck.of(in, broken.direction()).holds()).isFalse();
+        assertThat(FoldDirectionCheck.of(in, broken.fold().direction()).holds()).isFalse();
     }
 
     /** u fitted to queries scaled by 2 (A off by that factor) passes the older checks, which read A from the run. */
@@ -103,7 +103,7 @@ class FoldBiasDefinitionMutantsTest {
         assertThat(Checks.contextProjectionMean(m, FoldBiasContracts.threshold("context_projection_mean_constraint")))
                 .isTrue();
         assertThat(Checks.kktMatchesReference(m, FoldBiasContracts.threshold("ridge_constrained_kkt_reference"))).isTrue();
-        FoldDirectionCheck.Result f = FoldDirectionCheck.of(in, broken.direction());
+        FoldDirectionCheck.Result f = FoldDirectionCheck.of(in, broken.fold().direction());
         assertThat(f.constraintError()).isGreaterThan(f.constraintTolerance());
         assertThat(f.holds()).isFalse();
     }
@@ -146,10 +146,10 @@ class FoldBiasDefinitionMutantsTest {
     /** fp16 rounding toward zero: still on the grid and still changing K_f, but not the nearest value. */
     @Test
     void roundingTowardZeroIsNotNearest() {
-        assertThat(RoundingCheck.offNearest(unbroken.foldedKeys(), unbroken.roundedKeys())).isZero();
+        assertThat(RoundingCheck.offNearest(unbroken.fold().foldedKeys(), unbroken.fold().roundedKeys())).isZero();
         FoldBiasRun broken = run(new TowardZeroRounding());
         assertThat(Checks.keysReallyRounded(FoldBiasMetrics.of(broken))).as("old check").isTrue();
-        assertThat(RoundingCheck.offNearest(broken.foldedKeys(), broken.roundedKeys())).isPositive();
+        assertThat(RoundingCheck.offNearest(broken.fold().foldedKeys(), broken.fold().roundedKeys())).isPositive();
     }
 
     /** fp64 attention on queries scaled by a factor: every logit off by that factor. */

@@ -18,10 +18,10 @@ class FoldBiasRecordTest {
     @Test
     void theRunLedgerListsEveryFitInOrder() {
         FoldBiasRun r = new FoldBias(CpuBackend.INSTANCE).run(FoldBiasInputs.draw(small, 3));
-        assertThat(r.fitLog()).containsExactly("beta (NNLS on exp(beta))", "compact values C_v",
+        assertThat(r.online().fitLog()).containsExactly("beta (NNLS on exp(beta))", "compact values C_v",
                 "fold direction (KKT)", "fold direction (closed-form reference)",
                 "value refit C_v' on the rounded keys");
-        assertThat(r.fitsAfterFreeze()).isZero();
+        assertThat(r.online().fitsAfterFreeze()).isZero();
     }
 
     /** Every fitter entry point logs under its own name; a fit after freeze() is marked and counted. */
@@ -49,11 +49,7 @@ class FoldBiasRecordTest {
         w[1] = -1e-300;
         Compaction planted = new Compaction(c.selected(), c.nnlsMatrix(), c.nnlsTarget(), w, c.kept(), c.compactKeys(),
                 c.beta(), c.compactValues(), c.target());
-        FoldBiasRun withNegatives = new FoldBiasRun(r.config(), planted, r.scaledQueries(), r.direction(),
-                r.referenceDirection(), r.foldedKeys(), r.roundedKeys(), r.refitValues(),
-                r.roundedReferenceWeights(), r.cacheSha256AtFreeze(), r.cacheSha256AfterOnline(), r.fitsAfterFreeze(),
-                r.fitLog(), r.deployedOutputs(), r.unroundedOutputs(), r.biasedOutputs(), r.droppedBiasOutputs(),
-                r.sameValueOutputs(), r.outputBounds());
+        FoldBiasRun withNegatives = new FoldBiasRun(r.config(), planted, r.fold(), r.online(), r.evaluation());
         assertThat(FoldBiasMetrics.of(r).negativeWeights()).isZero();
         assertThat(FoldBiasMetrics.of(withNegatives).negativeWeights()).isEqualTo(2);
     }
@@ -67,12 +63,12 @@ class FoldBiasRecordTest {
         FoldBiasRun r = BrokenParts.with(BrokenParts.FUSED_FOLD).run(FoldBiasInputs.draw(small, 3));
         double[] ck = r.compaction().compactKeys();
         double[] beta = r.compaction().beta();
-        double[] u = r.direction();
+        double[] u = r.fold().direction();
         int d = small.d();
         int differences = 0;
         for (int i = 0; i < ck.length; i++) {
             double fused = Math.fma(beta[i / d], u[i % d], ck[i]);
-            assertThat(Double.doubleToRawLongBits(r.foldedKeys()[i])).isEqualTo(Double.doubleToRawLongBits(fused));
+            assertThat(Double.doubleToRawLongBits(r.fold().foldedKeys()[i])).isEqualTo(Double.doubleToRawLongBits(fused));
             differences += fused != ck[i] + beta[i / d] * u[i % d] ? 1 : 0;
         }
         assertThat(differences).isPositive();

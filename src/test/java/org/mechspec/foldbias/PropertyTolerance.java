@@ -21,10 +21,10 @@ final class PropertyTolerance {
     static double logitScale(FoldBiasRun r) {
         int d = r.config().d();
         int m = r.config().referenceQueries();
-        double[] a = r.scaledQueries();
+        double[] a = r.fold().scaledQueries();
         double[] ck = r.compaction().compactKeys();
         double[] beta = r.compaction().beta();
-        double[] u = r.direction();
+        double[] u = r.fold().direction();
         double worst = 0.0;
         for (int i = 0; i < m; i++) {
             for (int j = 0; j < r.size(); j++) {
@@ -41,12 +41,12 @@ final class PropertyTolerance {
     /** d · max_i Σ_c |A_ic·u_c|. */
     static double projectionScale(FoldBiasRun r) {
         int d = r.config().d();
-        double[] a = r.scaledQueries();
+        double[] a = r.fold().scaledQueries();
         double worst = 0.0;
         for (int i = 0; i < r.config().referenceQueries(); i++) {
             double s = 0.0;
             for (int c = 0; c < d; c++) {
-                s += Math.abs(a[i * d + c] * r.direction()[c]);
+                s += Math.abs(a[i * d + c] * r.fold().direction()[c]);
             }
             worst = Math.max(worst, s);
         }
@@ -55,14 +55,14 @@ final class PropertyTolerance {
 
     /** κ₂(KKT)·max|u|: first-order perturbation bound of a solve. */
     static double kktScale(FoldBiasRun r) {
-        var kkt = FoldDirection.kktMatrix(r.scaledQueries(), r.config().referenceQueries(), r.config().d(),
+        var kkt = FoldDirection.kktMatrix(r.fold().scaledQueries(), r.config().referenceQueries(), r.config().d(),
                 r.config().lambda());
-        return NormOps_DDRM.conditionP2(kkt) * Dense.maxAbs(r.direction());
+        return NormOps_DDRM.conditionP2(kkt) * Dense.maxAbs(r.fold().direction());
     }
 
     /** ‖X_h‖_F·(‖X_h‖_F·‖C_v'‖_F + ‖Y‖_F): the size of X_hᵀ·X_h·C_v' and X_hᵀ·Y. */
     static double normalEquationScale(FoldBiasRun r) {
-        double x = Dense.norm(r.roundedReferenceWeights());
-        return x * (x * Dense.norm(r.refitValues()) + Dense.norm(r.compaction().target()));
+        double x = Dense.norm(r.fold().roundedReferenceWeights());
+        return x * (x * Dense.norm(r.fold().refitValues()) + Dense.norm(r.compaction().target()));
     }
 }

@@ -23,14 +23,14 @@ final class RefitCheck {
         int m = c.referenceQueries();
         int size = r.size();
         double[] q = in.referenceQueries();
-        double[] x = Definitions.weights(q, m, r.roundedKeys(), size, d, null);
+        double[] x = Definitions.weights(q, m, r.fold().roundedKeys(), size, d, null);
         double[] p = Definitions.weights(q, m, in.keys(), n, d, null);
         double[] y = Definitions.mix(p, m, n, in.values(), d);
         double[] absValues = new double[in.values().length];
         for (int i = 0; i < absValues.length; i++) {
             absValues[i] = Math.abs(in.values()[i]);
         }
-        double[] cv = r.refitValues();
+        double[] cv = r.fold().refitValues();
         double[] fitted = Definitions.mix(x, m, size, cv, d);
         double[] residual = new double[size * d];
         for (int i = 0; i < m; i++) {
@@ -45,7 +45,7 @@ final class RefitCheck {
         for (double v : Definitions.logitScale(q, m, in.keys(), n, d, null)) {
             logits = Math.max(logits, v);
         }
-        for (double v : Definitions.logitScale(q, m, r.roundedKeys(), size, d, null)) {
+        for (double v : Definitions.logitScale(q, m, r.fold().roundedKeys(), size, d, null)) {
             logits = Math.max(logits, v);
         }
         // Weights differ between the mechanism's and this computation by a relative ρ = ROUNDOFF·(d·Λ + n) (dot
