@@ -89,10 +89,15 @@ final class OalProtocol {
         }
         double[] means = Bootstrap.replicateMeans(diff, BOOTSTRAP_REPLICATES, rng);
         double seconds = (System.nanoTime() - start) / 1e9;
-        return new OalRun(seed, backend.name(), roles, ledger, contributions, groups, fits, globalFactors, grouping,
-                calibration, validation, oalMse, globalMse, agreement, minSimilarity, adapted.softmaxRecord(),
-                adapted.convertedRecord(), Lora.parameterDeltaL2(softmax), Lora.parameterDeltaL2(converted), softmaxNll, oalNll,
-                Bootstrap.percentile(means, 2.5), Bootstrap.percentile(means, 97.5), seconds, adapted);
+        return new OalRun(seed, backend.name(), roles, ledger,
+                new OalRun.Conversion(contributions, groups, fits, globalFactors),
+                new OalRun.Samples(grouping, calibration, validation),
+                new OalRun.Validation(oalMse, globalMse, agreement, minSimilarity),
+                new OalRun.Adaptation(adapted.softmaxRecord(), adapted.convertedRecord(),
+                        Lora.parameterDeltaL2(softmax), Lora.parameterDeltaL2(converted), adapted),
+                new OalRun.Evaluation(softmaxNll, oalNll, Bootstrap.percentile(means, 2.5),
+                        Bootstrap.percentile(means, 97.5)),
+                seconds);
     }
 
     /** The checkpoint must have the layer to convert, still with softmax attention, and no LoRA yet. */

@@ -76,7 +76,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "recurrent_dense_equivalence")
     @Seeded
     void recurrentDenseEquivalence(SeedRun run) {
-        KernelAgreement a = protocol(run).agreement();
+        KernelAgreement a = protocol(run).validation().agreement();
         run.metric("recurrent_dense_max_error", a.recurrentDenseFp32())
                 .metric("recurrent_dense_fp64_max_error", a.recurrentDenseFp64())
                 .metric("dense_oracle_fp64_max_error", a.denseOracleFp64());
@@ -106,11 +106,11 @@ class OalContracts {
     @Seeded
     void kernelPositiveOnCalibratedCoefficients(SeedRun run) {
         OalRun r = protocol(run);
-        LayerSamples v = r.validationSamples();
-        double oal = OalChecks.minSimilarity(v, r.groups(), Grouping.GROUPS, r.oalFactors());
-        double global = OalChecks.minSimilarity(v, Grouping.global(v.heads(), v.headDim()), 1, r.globalFactors());
+        LayerSamples v = r.samples().validationSamples();
+        double oal = OalChecks.minSimilarity(v, r.conversion().groups(), Grouping.GROUPS, r.conversion().oalFactors());
+        double global = OalChecks.minSimilarity(v, Grouping.global(v.heads(), v.headDim()), 1, r.conversion().globalFactors());
         boolean guard = OalChecks.guardRejectsNonPositive(GroupedQuadraticAttentionOps.forBackend(run.backend()), v.block(0),
-                r.groups(), Grouping.GROUPS);
+                r.conversion().groups(), Grouping.GROUPS);
         run.metric("oal_min_similarity", oal);
         assertThat(OalChecks.kernelPositive(oal)).as("OAL min sim %s", oal).isTrue();
         assertThat(OalChecks.kernelPositive(global)).as("global min sim %s", global).isTrue();
@@ -151,18 +151,18 @@ class OalContracts {
     @Seeded
     void calibrationGradientMatchesFiniteDifferences(SeedRun run) {
         OalRun r = protocol(run);
-        LayerSamples cal = r.calibrationSamples();
+        LayerSamples cal = r.samples().calibrationSamples();
         int d = cal.headDim();
         double worst = 0.0;
         long perturbed = 0;
         for (int h = 0; h < cal.heads(); h++) {
-            HeadObjective grouped = new HeadObjective(cal, h, Arrays.copyOfRange(r.groups(), h * d, (h + 1) * d), Grouping.GROUPS);
+            HeadObjective grouped = new HeadObjective(cal, h, Arrays.copyOfRange(r.conversion().groups(), h * d, (h + 1) * d), Grouping.GROUPS);
             HeadObjective global = new HeadObjective(cal, h, new int[d], 1);
             worst = Math.max(worst, ObjectiveGradientCheck.relativeError(grouped, QuadraticForm.taylorFactor(Grouping.GROUPS), 1e-5));
-            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(grouped, r.fits()[h].l(), 1e-5));
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(grouped, r.conversion().fits()[h].l(), 1e-5));
             worst = Math.max(worst, ObjectiveGradientCheck.relativeError(global, QuadraticForm.taylorFactor(1), 1e-5));
-            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(global, r.globalFactors()[h], 1e-5));
-            perturbed += r.fits()[h].chosen() > 0 ? 1 : 0;
+            worst = Math.max(worst, ObjectiveGradientCheck.relativeError(global, r.conversion().globalFactors()[h], 1e-5));
+            perturbed += r.conversion().fits()[h].chosen() > 0 ? 1 : 0;
         }
         run.metric("calibration_gradient_max_rel_error", worst).metric("calibration_perturbed_init_heads", perturbed);
         assertThat(OalChecks.gradientMatches(worst, run.threshold())).as("max relative error %s", worst).isTrue();
@@ -190,8 +190,8 @@ class OalContracts {
     void convertedBlockGradientMatchesFiniteDifferences(SeedRun run) {
         OalRun r = protocol(run);
         ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, GroupedQuadraticAttentionOps.forBackend(run.backend()),
-                r.groups(), Grouping.GROUPS, r.oalFactors());
-        LayerSamples v = r.validationSamples().block(0);
+                r.conversion().groups(), Grouping.GROUPS, r.conversion().oalFactors());
+        LayerSamples v = r.samples().validationSamples().block(0);
         double err = BlockGradientCheck.relativeError(block, v, BlockGradientCheck.mseDirection(block, v), 5, 1e-5);
         run.metric("converted_block_gradient_max_rel_error", err);
         assertThat(OalChecks.gradientMatches(err, run.threshold())).as("max relative error %s", err).isTrue();
@@ -222,11 +222,11 @@ class OalContracts {
         int[] groups = Grouping.assign(c, fresh.heads(), fresh.headDim());
         long mismatches = 0;
         for (int i = 0; i < groups.length; i++) {
-            mismatches += groups[i] != r.groups()[i] || Double.doubleToLongBits(c[i]) != Double.doubleToLongBits(r.contributions()[i]) ? 1 : 0;
+            mismatches += groups[i] != r.conversion().groups()[i] || Double.doubleToLongBits(c[i]) != Double.doubleToLongBits(r.conversion().contributions()[i]) ? 1 : 0;
         }
         run.metric("grouping_recompute_mismatches", mismatches);
         assertThat(mismatches).as("dimensions whose contribution or group changed on recomputation").isZero();
-        assertThat(OalChecks.groupingFollowsRule(r.contributions(), r.groups(), fresh.heads(), fresh.headDim())).isTrue();
+        assertThat(OalChecks.groupingFollowsRule(r.conversion().contributions(), r.conversion().groups(), fresh.heads(), fresh.headDim())).isTrue();
     }
 
     @Contract(paper = PAPER, check = "grouping_is_deterministic")
@@ -276,11 +276,11 @@ class OalContracts {
     @Seeded
     void matchedLoraBudget(SeedRun run) {
         OalRun r = protocol(run);
-        long trainable = r.softmaxLora().trainableSizes.stream().mapToLong(Integer::longValue).sum();
+        long trainable = r.adaptation().softmaxLora().trainableSizes.stream().mapToLong(Integer::longValue).sum();
         run.metric("lora_trainable_parameters", trainable)
-                .metric("softmax_parameter_delta_l2", r.softmaxDeltaL2())
-                .metric("oal_parameter_delta_l2", r.oalDeltaL2());
-        assertThat(OalChecks.matchedBudget(r.softmaxLora(), r.oalLora(), OalProtocol.LORA_STEPS,
+                .metric("softmax_parameter_delta_l2", r.adaptation().softmaxDeltaL2())
+                .metric("oal_parameter_delta_l2", r.adaptation().oalDeltaL2());
+        assertThat(OalChecks.matchedBudget(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS,
                 OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
     }
 
@@ -290,7 +290,7 @@ class OalContracts {
         qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
             OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed + 7, 5), TinyOal.text(seed, 32 * 30),
                     TinyOal.text(~seed, 32 * 5));
-            assertThat(OalChecks.matchedBudget(r.softmaxLora(), r.oalLora(), OalProtocol.LORA_STEPS,
+            assertThat(OalChecks.matchedBudget(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS,
                     OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
         });
     }
@@ -301,12 +301,12 @@ class OalContracts {
     @Seeded
     void loraStepsMoveAdapters(SeedRun run) {
         OalRun r = protocol(run);
-        run.metric("softmax_lora_moving_steps", DefinitionChecks.movingSteps(r.softmaxLora()))
-                .metric("oal_lora_moving_steps", DefinitionChecks.movingSteps(r.oalLora()))
-                .metric("softmax_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.softmaxLora()))
-                .metric("oal_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.oalLora()));
-        assertThat(DefinitionChecks.loraStepsMoveAdapters(r.softmaxLora(), r.oalLora(), OalProtocol.LORA_STEPS))
-                .as("step changes: softmax %s, OAL %s", r.softmaxLora().stepChanges, r.oalLora().stepChanges).isTrue();
+        run.metric("softmax_lora_moving_steps", DefinitionChecks.movingSteps(r.adaptation().softmaxLora()))
+                .metric("oal_lora_moving_steps", DefinitionChecks.movingSteps(r.adaptation().oalLora()))
+                .metric("softmax_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.adaptation().softmaxLora()))
+                .metric("oal_lora_min_step_change_l2", DefinitionChecks.minStepChange(r.adaptation().oalLora()));
+        assertThat(DefinitionChecks.loraStepsMoveAdapters(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS))
+                .as("step changes: softmax %s, OAL %s", r.adaptation().softmaxLora().stepChanges, r.adaptation().oalLora().stepChanges).isTrue();
     }
 
     @Contract(paper = PAPER, check = "lora_steps_move_adapters")
@@ -326,9 +326,9 @@ class OalContracts {
     @Seeded
     void convertedLayerIsCalibratedOal(SeedRun run) {
         OalRun r = protocol(run);
-        DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(r.adapted().converted(),
-                new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.groups(),
-                Grouping.GROUPS, r.oalFactors());
+        DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(r.adaptation().adapted().converted(),
+                new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.conversion().groups(),
+                Grouping.GROUPS, r.conversion().oalFactors());
         run.metric("converted_layer_max_error", e.maxError()).metric("converted_layer_bound_ratio", e.boundRatio());
         assertThat(e.holds()).as("%s", e).isTrue();
     }
@@ -350,8 +350,8 @@ class OalContracts {
     @Seeded
     void calibrationLowersLoss(SeedRun run) {
         OalRun r = protocol(run);
-        double grouped = DefinitionChecks.worstGroupedLossRatio(r.calibrationSamples(), r.groups(), r.fits());
-        double global = DefinitionChecks.worstGlobalLossRatio(r.calibrationSamples(), r.globalFactors());
+        double grouped = DefinitionChecks.worstGroupedLossRatio(r.samples().calibrationSamples(), r.conversion().groups(), r.conversion().fits());
+        double global = DefinitionChecks.worstGlobalLossRatio(r.samples().calibrationSamples(), r.conversion().globalFactors());
         run.metric("oal_calibration_max_loss_ratio", grouped).metric("global_calibration_max_loss_ratio", global);
         assertThat(DefinitionChecks.lowersLoss(grouped)).as("worst grouped loss ratio %s", grouped).isTrue();
         assertThat(DefinitionChecks.lowersLoss(global)).as("worst global loss ratio %s", global).isTrue();
@@ -395,8 +395,8 @@ class OalContracts {
     @Seeded
     void groupingContributionsMatchDefinition(SeedRun run) {
         OalRun r = protocol(run);
-        LayerSamples g = r.groupingSamples();
-        double err = DefinitionChecks.contributionRelativeError(r.contributions(), DefinitionChecks.contributionsByDefinition(g));
+        LayerSamples g = r.samples().groupingSamples();
+        double err = DefinitionChecks.contributionRelativeError(r.conversion().contributions(), DefinitionChecks.contributionsByDefinition(g));
         run.metric("grouping_contribution_max_rel_error", err);
         assertThat(err).isLessThanOrEqualTo(DefinitionChecks.contributionTolerance(g.blocks() * g.seqLen()));
     }
@@ -419,10 +419,10 @@ class OalContracts {
 
     static Map<String, Object> row(OalRun r) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("softmax_test_ppl", r.softmaxPpl());
-        m.put("oal_test_ppl", r.oalPpl());
-        m.put("oal_validation_output_mse", r.oalValidationMse());
-        m.put("global_validation_output_mse", r.globalValidationMse());
+        m.put("softmax_test_ppl", r.evaluation().softmaxPpl());
+        m.put("oal_test_ppl", r.evaluation().oalPpl());
+        m.put("oal_validation_output_mse", r.validation().oalValidationMse());
+        m.put("global_validation_output_mse", r.validation().globalValidationMse());
         return m;
     }
 
@@ -430,12 +430,12 @@ class OalContracts {
     @Seeded
     void negativeResultReported(SeedRun run) {
         OalRun r = protocol(run);
-        run.metric("softmax_test_ppl", r.softmaxPpl()).metric("oal_test_ppl", r.oalPpl())
-                .metric("softmax_test_nll", r.softmaxNll()).metric("oal_test_nll", r.oalNll())
-                .metric("oal_validation_output_mse", r.oalValidationMse())
-                .metric("global_validation_output_mse", r.globalValidationMse())
-                .metric("oal_minus_softmax_nll_ci_low", r.nllDifferenceLow())
-                .metric("oal_minus_softmax_nll_ci_high", r.nllDifferenceHigh());
+        run.metric("softmax_test_ppl", r.evaluation().softmaxPpl()).metric("oal_test_ppl", r.evaluation().oalPpl())
+                .metric("softmax_test_nll", r.evaluation().softmaxNll()).metric("oal_test_nll", r.evaluation().oalNll())
+                .metric("oal_validation_output_mse", r.validation().oalValidationMse())
+                .metric("global_validation_output_mse", r.validation().globalValidationMse())
+                .metric("oal_minus_softmax_nll_ci_low", r.evaluation().nllDifferenceLow())
+                .metric("oal_minus_softmax_nll_ci_high", r.evaluation().nllDifferenceHigh());
         Map<Long, Map<String, Object>> table = Map.of(run.seed(), row(r));
         OalClaims.Verdict verdict = OalClaims.judge(run.manifest(), table);
         assertThat(OalChecks.negativeResultsComplete(run.manifest(), table, verdict)).as("%s", verdict).isTrue();

@@ -75,8 +75,7 @@ class OalPartsTest {
     /** Token NLLs {1, 2, 3, 6} average to 3 (ppl e³); {0.5, 1.5} to 1. */
     @Test
     void runNllAndPplAreMeansAndTheirExponentials() {
-        OalRun r = new OalRun(1, "cpu", null, null, null, null, null, null, null, null, null, 0, 0, null, 0, null, null,
-                0, 0, new double[] {1, 2, 3, 6}, new double[] {0.5, 1.5}, 0, 0, 0, null);
+        OalRun.Evaluation r = new OalRun.Evaluation(new double[] {1, 2, 3, 6}, new double[] {0.5, 1.5}, 0, 0);
         assertThat(r.softmaxNll()).isEqualTo(3.0);
         assertThat(r.oalNll()).isEqualTo(1.0);
         assertThat(r.softmaxPpl()).isCloseTo(Math.exp(3), within(1e-12));

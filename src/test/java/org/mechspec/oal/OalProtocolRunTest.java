@@ -59,10 +59,10 @@ class OalProtocolRunTest {
         double wallSeconds = (System.nanoTime() - start) / 1e9;
         Batch test = Batch.nextToken(new ByteBlocks(TEST, OalProtocol.SEQUENCE_LENGTH).blocks(run.roles().test()),
                 OalProtocol.SEQUENCE_LENGTH);
-        double[] softmax = run.adapted().softmax().forward(test).tokenNll();
-        double[] converted = run.adapted().converted().forward(test).tokenNll();
-        assertThat(run.softmaxTokenNll()).containsExactly(softmax);
-        assertThat(run.oalTokenNll()).containsExactly(converted);
+        double[] softmax = run.adaptation().adapted().softmax().forward(test).tokenNll();
+        double[] converted = run.adaptation().adapted().converted().forward(test).tokenNll();
+        assertThat(run.evaluation().softmaxTokenNll()).containsExactly(softmax);
+        assertThat(run.evaluation().oalTokenNll()).containsExactly(converted);
 
         double[] diff = new double[softmax.length];
         for (int i = 0; i < diff.length; i++) {
@@ -70,10 +70,10 @@ class OalProtocolRunTest {
         }
         double mean = DoubleStream.of(diff).sum() / diff.length;
         assertThat(mean).isNotZero();
-        assertThat(run.oalNll() - run.softmaxNll()).isCloseTo(mean, within(1e-12));
+        assertThat(run.evaluation().oalNll() - run.evaluation().softmaxNll()).isCloseTo(mean, within(1e-12));
 
-        double low = run.nllDifferenceLow();
-        double high = run.nllDifferenceHigh();
+        double low = run.evaluation().nllDifferenceLow();
+        double high = run.evaluation().nllDifferenceHigh();
         assertThat(low).isLessThan(high);
         assertThat(mean).isBetween(low, high);
         assertThat(low).isGreaterThanOrEqualTo(DoubleStream.of(diff).min().orElseThrow());
