@@ -56,17 +56,17 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public java.util.Map<String, Object> metrics() {
         java.util.Map<String, Object> m = new java.util.LinkedHashMap<>(main.metrics());
         for (int i = 0; i < randomMasks.length; i++) {
-            m.put("random_mask_" + i + "_attention_kl", randomMasks[i].attentionKl());
+            m.put("random_mask_" + i + "_attention_kl", randomMasks[i].quality().attentionKl());
         }
         m.put("random_mask_attention_kl_mean", randomMaskKlMean());
-        m.put("uniform_2bit_attention_kl", uniform.attentionKl());
+        m.put("uniform_2bit_attention_kl", uniform.quality().attentionKl());
         return m;
     }
 
     public double randomMaskKlMean() {
         double s = 0.0;
         for (PnMixResult r : randomMasks) {
-            s += r.attentionKl();
+            s += r.quality().attentionKl();
         }
         return s / randomMasks.length;
     }

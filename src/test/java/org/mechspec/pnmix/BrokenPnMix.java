@@ -42,12 +42,12 @@ final class BrokenPnMix {
 
     /** The byte accounting adds the mask's bytes to the key total twice. */
     static PnMixResult maskCountedTwice(PnMixResult r) {
-        return Records.with(r, "keyBytes", r.keyBytes() + r.maskAfterPrefill().length);
+        return Records.with(r, "keyBytes", r.storage().keyBytes() + r.saliency().maskAfterPrefill().length);
     }
 
     /** One attention call per query head instead of one per step (each head's rows are those of a full call). */
     static PnMixResult perHeadCalls(PnMixResult r) {
-        return Records.with(r, "attentionCalls", r.attentionCalls() * r.config().queryHeads());
+        return Records.with(r, "attentionCalls", r.calls().attentionCalls() * r.config().queryHeads());
     }
 
     /**
@@ -56,12 +56,12 @@ final class BrokenPnMix {
      */
     static PnMixResult recomputedSaliency(PnMixResult r, Projections truth) {
         PnMixConfig c = r.config();
-        PairMask mask = r.mask();
+        PairMask mask = r.saliency().mask();
         boolean unchanged = true;
         for (int t = c.prefillTokens(); t < c.totalTokens(); t++) {
             mask = PairSaliency.select(PairSaliency.scores(truth, c.sinkTokens(), t + 1, c.layout()), c.kvHeads(),
                     c.pairs(), c.highPairsPerHead());
-            unchanged &= Arrays.equals(mask.bytes(), r.maskAfterPrefill());
+            unchanged &= Arrays.equals(mask.bytes(), r.saliency().maskAfterPrefill());
         }
         PnMixResult counted = Records.with(r, "saliencyComputations", 1 + c.decodeTokens());
         return Records.with(Records.with(counted, "mask", mask), "maskUnchangedAfterDecode", unchanged);

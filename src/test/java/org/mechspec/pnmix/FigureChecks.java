@@ -46,19 +46,19 @@ public final class FigureChecks {
         int from = Math.min(r.tokens(), c.sinkTokens());
         int to = ConfigCounts.residualStart(c, r.tokens());
         List<Figure> out = new ArrayList<>();
-        out.add(mse("key_mse", r.keyMse(), keys, truth.k(), from * ch, to * ch));
-        out.add(mse("value_mse", r.valueMse(), values, truth.v(), from * ch, to * ch));
+        out.add(mse("key_mse", r.quality().keyMse(), keys, truth.k(), from * ch, to * ch));
+        out.add(mse("value_mse", r.quality().valueMse(), values, truth.v(), from * ch, to * ch));
         Online online = new Online();
         online.call(c, truth, keys, values, c.prefillTokens() - 1);
         for (int t = c.prefillTokens(); t < c.totalTokens(); t++) {
             online.call(c, truth, keys, values, t);
         }
         int rows = online.rows;
-        out.add(new Figure("attention_kl", r.attentionKl(), online.kl / rows, (online.klBound + 2 * rows * U * online.klAbs) / rows));
+        out.add(new Figure("attention_kl", r.quality().attentionKl(), online.kl / rows, (online.klBound + 2 * rows * U * online.klAbs) / rows));
         long n = (long) rows * c.headDim();
-        out.add(new Figure("attention_output_mse", r.attentionOutputMse(), online.sq / n,
+        out.add(new Figure("attention_output_mse", r.quality().attentionOutputMse(), online.sq / n,
                 (online.sqBound + 2 * (n + 4) * U * online.sq) / n));
-        out.add(new Figure("attention_output_cosine", r.attentionOutputCosine(), online.cos / rows,
+        out.add(new Figure("attention_output_cosine", r.quality().attentionOutputCosine(), online.cos / rows,
                 (online.cosBound + 2 * rows * U * online.cosAbs) / rows));
         return out;
     }

@@ -50,8 +50,9 @@ class FigureChecksTest {
     }
 
     private PnMixResult result(PackedKvCache cache, double reported) {
-        return new PnMixResult(c, 3, reported, reported, reported, reported, reported, 0, 1, true, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0, null, new byte[0], new int[0], cache, Double.NaN, 0, 0);
+        return new PnMixResult(c, 3, new PnMixResult.Quality(reported, reported, reported, reported, reported, 0, Double.NaN),
+                new PnMixResult.Saliency(1, true, null, new byte[0], new int[0]), new PnMixResult.Calls(0, 0, 0, 0, 0, 0),
+                new PnMixResult.Storage(0, 0, 0, 0, 0, 0, 0, 0), cache, 0);
     }
 
     private Projections truth() {

@@ -60,8 +60,9 @@ class FigureChecksValueBoundTest {
     }
 
     private PnMixResult result(PackedKvCache cache) {
-        return new PnMixResult(c, 3, 0, 0, 0, 0, 0, 0, 1, true, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-                0, null, new byte[0], new int[0], cache, Double.NaN, 0, 0);
+        return new PnMixResult(c, 3, new PnMixResult.Quality(0, 0, 0, 0, 0, 0, Double.NaN),
+                new PnMixResult.Saliency(1, true, null, new byte[0], new int[0]), new PnMixResult.Calls(0, 0, 0, 0, 0, 0),
+                new PnMixResult.Storage(0, 0, 0, 0, 0, 0, 0, 0), cache, 0);
     }
 
     private static Projections truth() {

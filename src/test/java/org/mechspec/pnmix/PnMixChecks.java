@@ -16,24 +16,24 @@ public final class PnMixChecks {
 
     /** Byte figures from the real buffers equal the budget from the configuration, and add up as they should. */
     public static boolean byteAccountingExact(PnMixResult r) {
-        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.keyBitsAtStart(), r.maskAfterPrefill().length);
-        return r.keyBytes() == b.keyBytes() && r.valueBytes() == b.valueBytes()
-                && r.persistentCacheBytes() == r.keyBytes() + r.valueBytes()
+        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.saliency().keyBitsAtStart(), r.saliency().maskAfterPrefill().length);
+        return r.storage().keyBytes() == b.keyBytes() && r.storage().valueBytes() == b.valueBytes()
+                && r.persistentCacheBytes() == r.storage().keyBytes() + r.storage().valueBytes()
                 && r.keyBitsPerElement() == 8.0 * b.keyBytes() / ((double) r.tokens() * r.config().kvChannels())
                 && !r.temporaryDequantizedCacheIncluded();
     }
 
     /** Sink, quantized and residual token counts equal the budget's split, and account for every token. */
     public static boolean tokenAccountingExact(PnMixResult r) {
-        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.keyBitsAtStart(), 0);
-        return r.sinkTokens() == b.sinkTokens() && r.quantizedTokens() == b.quantizedTokens()
-                && r.residualTokens() == b.residualTokens()
-                && r.sinkTokens() + r.quantizedTokens() + r.residualTokens() == r.tokens();
+        ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.saliency().keyBitsAtStart(), 0);
+        return r.storage().sinkTokens() == b.sinkTokens() && r.storage().quantizedTokens() == b.quantizedTokens()
+                && r.storage().residualTokens() == b.residualTokens()
+                && r.storage().sinkTokens() + r.storage().quantizedTokens() + r.storage().residualTokens() == r.tokens();
     }
 
     /** The reported sink error and the one read straight from the final cache's fp16 sink bytes are within the threshold. */
     public static boolean sinkKeysExact(PnMixResult r, double[] truthK, double threshold) {
-        return r.sinkKeyMaxError() <= threshold && sinkKeyMaxErrorFromBytes(r, truthK) <= threshold;
+        return r.quality().sinkKeyMaxError() <= threshold && sinkKeyMaxErrorFromBytes(r, truthK) <= threshold;
     }
 
     /**
@@ -54,11 +54,11 @@ public final class PnMixChecks {
     }
 
     public static boolean saliencyComputedOnce(PnMixResult r) {
-        return r.saliencyComputations() == 1;
+        return r.saliency().saliencyComputations() == 1;
     }
 
     public static boolean maskUnchangedAfterDecode(PnMixResult r) {
-        return r.maskUnchangedAfterDecode() && Arrays.equals(r.mask().bytes(), r.maskAfterPrefill());
+        return r.saliency().maskUnchangedAfterDecode() && Arrays.equals(r.saliency().mask().bytes(), r.saliency().maskAfterPrefill());
     }
 
     /**
@@ -72,14 +72,14 @@ public final class PnMixChecks {
         int mismatches = 0;
         for (int h = 0; h < c.kvHeads(); h++) {
             for (int p = 0; p < c.pairs(); p++) {
-                mismatches += want.high(h, p) == r.mask().high(h, p) ? 0 : 1;
+                mismatches += want.high(h, p) == r.saliency().mask().high(h, p) ? 0 : 1;
             }
         }
         for (PackedKvCache.Group g : r.finalCache().groups()) {
             for (int h = 0; h < c.kvHeads(); h++) {
                 for (int d = 0; d < c.headDim(); d++) {
                     int pair = c.layout() == PairLayout.ADJACENT ? d / 2 : d % c.pairs();
-                    int expected = r.mask().high(h, pair) ? c.highBits() : c.lowBits();
+                    int expected = r.saliency().mask().high(h, pair) ? c.highBits() : c.lowBits();
                     mismatches += g.keyBits()[h * c.headDim() + d] == expected ? 0 : 1;
                 }
             }
@@ -300,7 +300,7 @@ public final class PnMixChecks {
     }
 
     public static boolean packedMatchesOracle(PnMixResult r, double threshold) {
-        return r.packedVsOracleMaxError() <= threshold;
+        return r.quality().packedVsOracleMaxError() <= threshold;
     }
 
     /**
@@ -309,19 +309,19 @@ public final class PnMixChecks {
      */
     public static boolean onlineMatchesFinalOutsideRequantizedWindow(PnMixResult r, double threshold) {
         int unchanged = ConfigCounts.unchangedWindowQueries(r.config());
-        return r.unchangedWindowQueries() == unchanged && r.changedWindowQueries() == r.config().decodeTokens() - unchanged
-                && r.unchangedWindowMaxDelta() <= threshold
-                && (r.changedWindowQueries() == 0 || r.changedWindowMaxDelta() > threshold);
+        return r.calls().unchangedWindowQueries() == unchanged && r.calls().changedWindowQueries() == r.config().decodeTokens() - unchanged
+                && r.calls().unchangedWindowMaxDelta() <= threshold
+                && (r.calls().changedWindowQueries() == 0 || r.calls().changedWindowMaxDelta() > threshold);
     }
 
     /** One call for the last prefill query, one per decode token, one batched call at the end (when there are decode tokens). */
     public static boolean attentionCallsCounted(PnMixResult r) {
         int decode = r.config().decodeTokens();
-        return r.attentionCalls() == 1 + decode + (decode > 0 ? 1 : 0);
+        return r.calls().attentionCalls() == 1 + decode + (decode > 0 ? 1 : 0);
     }
 
     public static boolean saliencyBeatsRandomMasks(PnMixExperiment e) {
-        return e.main().attentionKl() < e.randomMaskKlMean();
+        return e.main().quality().attentionKl() < e.randomMaskKlMean();
     }
 
     /**
@@ -335,13 +335,13 @@ public final class PnMixChecks {
         int u = PnMixExperiment.UNIFORM_KEY_BITS;
         long mixed = ConfigCounts.quantizedKeyBytesBudget(c, n, c.highBits(), c.lowBits(), 2 * c.highPairsPerHead());
         long uniform = ConfigCounts.quantizedKeyBytesBudget(c, n, u, u, 0);
-        return mixed == uniform && e.main().quantizedKeyBytes() == mixed && e.uniform().quantizedKeyBytes() == uniform
-                && everyKeyChannelHas(e.uniform(), u) && e.main().attentionKl() < e.uniform().attentionKl();
+        return mixed == uniform && e.main().storage().quantizedKeyBytes() == mixed && e.uniform().storage().quantizedKeyBytes() == uniform
+                && everyKeyChannelHas(e.uniform(), u) && e.main().quality().attentionKl() < e.uniform().quality().attentionKl();
     }
 
     /** Every key channel of the run, at the start and in every quantized group, has {@code bits} bits. */
     static boolean everyKeyChannelHas(PnMixResult r, int bits) {
-        boolean all = Arrays.stream(r.keyBitsAtStart()).allMatch(b -> b == bits);
+        boolean all = Arrays.stream(r.saliency().keyBitsAtStart()).allMatch(b -> b == bits);
         for (PackedKvCache.Group g : r.finalCache().groups()) {
             all &= Arrays.stream(g.keyBits()).allMatch(b -> b == bits);
         }

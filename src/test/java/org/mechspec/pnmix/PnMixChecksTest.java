@@ -13,6 +13,7 @@ import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Records;
 
 /**
  * PnMixChecks' predicates and counts on small runs and hand-built inputs: exact mismatch counts for caches, masks
@@ -56,9 +57,9 @@ class PnMixChecksTest {
         assertThat(r.finalCache().groups()).hasSize(3);
         boolean[] high = new boolean[c.kvHeads() * c.pairs()];
         for (int p = 0; p < c.pairs(); p++) {
-            high[p] = r.mask().high(0, p);
+            high[p] = r.saliency().mask().high(0, p);
         }
-        int flip = r.mask().high(0, 0) ? 0 : 1;
+        int flip = r.saliency().mask().high(0, 0) ? 0 : 1;
         high[flip] = !high[flip];
         PnMixResult broken = Records.with(r, "mask", PairMask.of(c.kvHeads(), c.pairs(), high));
         // The mask: 1 pair. The key widths of the 3 groups now disagree with the stored mask on that pair's 2 channels.
@@ -75,7 +76,7 @@ class PnMixChecksTest {
         // The spec's mask equals the run's: same flags for every pair.
         PairMask spec = PnMixChecks.specSaliency(t, hs);
         for (int p = 0; p < hs.pairs(); p++) {
-            assertThat(spec.high(0, p)).as("pair %d", p).isEqualTo(h.mask().high(0, p));
+            assertThat(spec.high(0, p)).as("pair %d", p).isEqualTo(h.saliency().mask().high(0, p));
         }
     }
 
@@ -269,7 +270,7 @@ class PnMixChecksTest {
         PnMixConfig eq = PnMixFixtures.small(2, 1, 8, 2, 8, 18, 6, 3, 1, 2);
         Projections t = PnMixFixtures.syntheticTruth(eq, SEED, eq.layout());
         PnMixExperiment e = PnMixExperiment.over(SEED, t, new Rng(SEED), "x", eq, CpuBackend.INSTANCE);
-        double main = e.main().attentionKl();
+        double main = e.main().quality().attentionKl();
         PnMixExperiment above = Records.with(e, "uniform", Records.with(e.uniform(), "attentionKl", Math.nextUp(main)));
         PnMixExperiment equal = Records.with(e, "uniform", Records.with(e.uniform(), "attentionKl", main));
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(above)).isTrue();
@@ -277,11 +278,11 @@ class PnMixChecksTest {
 
         PnMixResult u = e.uniform();
         assertThat(PnMixChecks.everyKeyChannelHas(u, 2)).isTrue();
-        int[] start = u.keyBitsAtStart().clone();
+        int[] start = u.saliency().keyBitsAtStart().clone();
         start[5] = 1;
         assertThat(PnMixChecks.everyKeyChannelHas(Records.with(u, "keyBitsAtStart", start), 2)).as("one start width").isFalse();
         // The mixed run with its start widths claimed all 3 bits: its groups still hold 1-bit channels.
-        int[] three = new int[e.main().keyBitsAtStart().length];
+        int[] three = new int[e.main().saliency().keyBitsAtStart().length];
         Arrays.fill(three, 3);
         assertThat(e.main().finalCache().groups()).hasSize(2);
         assertThat(PnMixChecks.everyKeyChannelHas(Records.with(e.main(), "keyBitsAtStart", three), 3)).as("group widths").isFalse();

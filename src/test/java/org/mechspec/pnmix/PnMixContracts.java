@@ -55,14 +55,14 @@ class PnMixContracts {
     @Seeded
     void byteAccounting(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("key_bytes", r.keyBytes()).metric("value_bytes", r.valueBytes())
+        run.metric("key_bytes", r.storage().keyBytes()).metric("value_bytes", r.storage().valueBytes())
                 .metric("persistent_cache_bytes", r.persistentCacheBytes())
                 .metric("key_bits_per_element_including_sink_residual", r.keyBitsPerElement())
                 .metric("temporary_dequantized_cache_included", r.temporaryDequantizedCacheIncluded());
         assertThat(PnMixChecks.byteAccountingExact(r)).as("bytes of the real buffers = budget from the config: %s", r).isTrue();
         JsonNode seed = PnMixFixtures.seedRunMetrics();
-        assertThat(r.keyBytes()).as("key bytes").isEqualTo(seed.get("key_bytes").asLong());
-        assertThat(r.valueBytes()).as("value bytes").isEqualTo(seed.get("value_bytes").asLong());
+        assertThat(r.storage().keyBytes()).as("key bytes").isEqualTo(seed.get("key_bytes").asLong());
+        assertThat(r.storage().valueBytes()).as("value bytes").isEqualTo(seed.get("value_bytes").asLong());
         assertThat(r.persistentCacheBytes()).as("persistent bytes").isEqualTo(seed.get("persistent_cache_bytes").asLong());
         assertThat(r.keyBitsPerElement()).as("key bits per element")
                 .isEqualTo(seed.get("key_bits_per_element_including_sink_residual").asDouble());
@@ -87,11 +87,11 @@ class PnMixContracts {
     @Seeded
     void tokenAccounting(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("quantized_tokens", (long) r.quantizedTokens()).metric("sink_tokens", (long) r.sinkTokens())
-                .metric("residual_tokens", (long) r.residualTokens());
+        run.metric("quantized_tokens", (long) r.storage().quantizedTokens()).metric("sink_tokens", (long) r.storage().sinkTokens())
+                .metric("residual_tokens", (long) r.storage().residualTokens());
         assertThat(PnMixChecks.tokenAccountingExact(r)).as("token split: %s", r).isTrue();
         JsonNode seed = PnMixFixtures.seedRunMetrics();
-        assertThat(new long[] {r.quantizedTokens(), r.sinkTokens(), r.residualTokens()}).containsExactly(
+        assertThat(new long[] {r.storage().quantizedTokens(), r.storage().sinkTokens(), r.storage().residualTokens()}).containsExactly(
                 seed.get("quantized_tokens").asLong(), seed.get("sink_tokens").asLong(), seed.get("residual_tokens").asLong());
     }
 
@@ -118,9 +118,9 @@ class PnMixContracts {
     void sinkKeysExact(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         PnMixResult r = e.main();
-        run.metric("sink_key_max_error", r.sinkKeyMaxError());
+        run.metric("sink_key_max_error", r.quality().sinkKeyMaxError());
         assertThat(PnMixChecks.sinkKeysExact(r, e.truth().k(), run.threshold())).as("sink key error %s reported, %s from the bytes",
-                r.sinkKeyMaxError(), PnMixChecks.sinkKeyMaxErrorFromBytes(r, e.truth().k())).isTrue();
+                r.quality().sinkKeyMaxError(), PnMixChecks.sinkKeyMaxErrorFromBytes(r, e.truth().k())).isTrue();
     }
 
     @Contract(paper = PAPER, check = "sink_keys_exact")
@@ -160,8 +160,8 @@ class PnMixContracts {
     @Seeded
     void saliencyComputedOnce(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("saliency_computations", (long) r.saliencyComputations());
-        assertThat(PnMixChecks.saliencyComputedOnce(r)).as("saliency computations %s", r.saliencyComputations()).isTrue();
+        run.metric("saliency_computations", (long) r.saliency().saliencyComputations());
+        assertThat(PnMixChecks.saliencyComputedOnce(r)).as("saliency computations %s", r.saliency().saliencyComputations()).isTrue();
     }
 
     @Contract(paper = PAPER, check = "saliency_computed_once")
@@ -175,8 +175,8 @@ class PnMixContracts {
     @Seeded
     void maskUnchangedAfterDecode(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("mask_unchanged_after_decode", r.maskUnchangedAfterDecode()).metric("saliency_mask", r.mask().asLong());
-        assertThat(r.mask().byteLength()).as("stored mask bytes").isEqualTo(4);
+        run.metric("mask_unchanged_after_decode", r.saliency().maskUnchangedAfterDecode()).metric("saliency_mask", r.saliency().mask().asLong());
+        assertThat(r.saliency().mask().byteLength()).as("stored mask bytes").isEqualTo(4);
         assertThat(PnMixChecks.maskUnchangedAfterDecode(r)).as("mask after decode").isTrue();
     }
 
@@ -192,10 +192,10 @@ class PnMixContracts {
     void saliencyMaskFollowsPairScores(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         int mismatches = PnMixChecks.saliencyMaskMismatches(e.main(), e.truth());
-        run.metric("saliency_mask", e.main().mask().asLong()).metric("saliency_mask_mismatches", (long) mismatches);
+        run.metric("saliency_mask", e.main().saliency().mask().asLong()).metric("saliency_mask_mismatches", (long) mismatches);
         assertThat(mismatches).as("pairs or key channels off the specification's saliency").isZero();
         for (int h = 0; h < e.main().config().kvHeads(); h++) {
-            assertThat(e.main().mask().highCount(h)).as("high pairs of KV head %d", h).isEqualTo(8);
+            assertThat(e.main().saliency().mask().highCount(h)).as("high pairs of KV head %d", h).isEqualTo(8);
         }
     }
 
@@ -271,7 +271,7 @@ class PnMixContracts {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         PnMixResult r = e.main();
         long bad = PnMixChecks.quantizerLevelMismatches(r.finalCache(), e.truth().k(), e.truth().v());
-        run.metric("key_mse", r.keyMse()).metric("value_mse", r.valueMse()).metric("quantizer_level_mismatches", bad);
+        run.metric("key_mse", r.quality().keyMse()).metric("value_mse", r.quality().valueMse()).metric("quantizer_level_mismatches", bad);
         assertThat(bad).as("quantization groups off DESIGN §7's levels").isZero();
     }
 
@@ -348,11 +348,11 @@ class PnMixContracts {
     @Seeded
     void packedAttentionMatchesDequantizedOracle(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("attention_kl", r.attentionKl()).metric("attention_output_mse", r.attentionOutputMse())
-                .metric("attention_output_cosine", r.attentionOutputCosine())
-                .metric("packed_vs_dequantized_attention_max_error", r.packedVsOracleMaxError());
+        run.metric("attention_kl", r.quality().attentionKl()).metric("attention_output_mse", r.quality().attentionOutputMse())
+                .metric("attention_output_cosine", r.quality().attentionOutputCosine())
+                .metric("packed_vs_dequantized_attention_max_error", r.quality().packedVsOracleMaxError());
         assertThat(PnMixChecks.packedMatchesOracle(r, run.threshold()))
-                .as("packed attention vs dequantized oracle: %s", r.packedVsOracleMaxError()).isTrue();
+                .as("packed attention vs dequantized oracle: %s", r.quality().packedVsOracleMaxError()).isTrue();
     }
 
     @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
@@ -381,12 +381,12 @@ class PnMixContracts {
     @Seeded
     void onlineMatchesFinalOutsideRequantizedWindow(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("online_vs_final_cache_attention_max_delta", r.onlineVsFinalMaxDelta())
-                .metric("online_vs_final_unchanged_window_max_delta", r.unchangedWindowMaxDelta())
-                .metric("online_vs_final_unchanged_window_queries", (long) r.unchangedWindowQueries());
+        run.metric("online_vs_final_cache_attention_max_delta", r.calls().onlineVsFinalMaxDelta())
+                .metric("online_vs_final_unchanged_window_max_delta", r.calls().unchangedWindowMaxDelta())
+                .metric("online_vs_final_unchanged_window_queries", (long) r.calls().unchangedWindowQueries());
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, run.threshold()))
-                .as("unchanged window %s over %d queries, changed window %s over %d", r.unchangedWindowMaxDelta(),
-                        r.unchangedWindowQueries(), r.changedWindowMaxDelta(), r.changedWindowQueries()).isTrue();
+                .as("unchanged window %s over %d queries, changed window %s over %d", r.calls().unchangedWindowMaxDelta(),
+                        r.calls().unchangedWindowQueries(), r.calls().changedWindowMaxDelta(), r.calls().changedWindowQueries()).isTrue();
     }
 
     @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
@@ -400,9 +400,9 @@ class PnMixContracts {
     @Seeded
     void attentionCallsCounted(SeedRun run) {
         PnMixResult r = PnMixFixtures.experiment(run).main();
-        run.metric("actual_attention_calls", (long) r.attentionCalls());
-        assertThat(PnMixChecks.attentionCallsCounted(r)).as("attention calls %d", r.attentionCalls()).isTrue();
-        assertThat((long) r.attentionCalls()).isEqualTo(PnMixFixtures.seedRunMetrics().get("actual_attention_calls").asLong());
+        run.metric("actual_attention_calls", (long) r.calls().attentionCalls());
+        assertThat(PnMixChecks.attentionCallsCounted(r)).as("attention calls %d", r.calls().attentionCalls()).isTrue();
+        assertThat((long) r.calls().attentionCalls()).isEqualTo(PnMixFixtures.seedRunMetrics().get("actual_attention_calls").asLong());
     }
 
     @Contract(paper = PAPER, check = "attention_calls_counted")
@@ -418,9 +418,9 @@ class PnMixContracts {
     @Seeded
     void pairSaliencyBeatsRandomMask(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
-        run.metric("attention_kl", e.main().attentionKl()).metric("random_mask_attention_kl_mean", e.randomMaskKlMean());
+        run.metric("attention_kl", e.main().quality().attentionKl()).metric("random_mask_attention_kl_mean", e.randomMaskKlMean());
         assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("saliency KL %s vs random-mask mean %s",
-                e.main().attentionKl(), e.randomMaskKlMean()).isTrue();
+                e.main().quality().attentionKl(), e.randomMaskKlMean()).isTrue();
     }
 
     @Contract(paper = PAPER, check = "pair_saliency_beats_random_mask")
@@ -428,7 +428,7 @@ class PnMixContracts {
     void saliencyBeatsRandomMasksWhenPairScalesDiffer() {
         qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
             PnMixExperiment e = PlantedPairs.experiment(seed);
-            assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("KL %s vs %s", e.main().attentionKl(), e.randomMaskKlMean()).isTrue();
+            assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("KL %s vs %s", e.main().quality().attentionKl(), e.randomMaskKlMean()).isTrue();
         });
     }
 
@@ -436,14 +436,14 @@ class PnMixContracts {
     @Seeded
     void mixedPrecisionBeatsUniformAtEqualBytes(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
-        run.metric("attention_kl", e.main().attentionKl()).metric("uniform_2bit_attention_kl", e.uniform().attentionKl())
-                .metric("quantized_key_bytes", e.main().quantizedKeyBytes())
-                .metric("uniform_2bit_quantized_key_bytes", e.uniform().quantizedKeyBytes())
-                .metric("uniform_2bit_key_bytes", e.uniform().keyBytes())
+        run.metric("attention_kl", e.main().quality().attentionKl()).metric("uniform_2bit_attention_kl", e.uniform().quality().attentionKl())
+                .metric("quantized_key_bytes", e.main().storage().quantizedKeyBytes())
+                .metric("uniform_2bit_quantized_key_bytes", e.uniform().storage().quantizedKeyBytes())
+                .metric("uniform_2bit_key_bytes", e.uniform().storage().keyBytes())
                 .metric("quantized_key_bytes_budget", ConfigCounts.quantizedKeyBytesBudget(e.main().config(), e.main().tokens(),
                         e.main().config().highBits(), e.main().config().lowBits(), 2 * e.main().config().highPairsPerHead()));
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("mixed KL %s vs uniform 2-bit KL %s at %d vs %d quantized key bytes",
-                e.main().attentionKl(), e.uniform().attentionKl(), e.main().quantizedKeyBytes(), e.uniform().quantizedKeyBytes()).isTrue();
+                e.main().quality().attentionKl(), e.uniform().quality().attentionKl(), e.main().storage().quantizedKeyBytes(), e.uniform().storage().quantizedKeyBytes()).isTrue();
     }
 
     @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
@@ -451,7 +451,7 @@ class PnMixContracts {
     void mixedBeatsUniformWhenPairScalesDiffer() {
         qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
             PnMixExperiment e = PlantedPairs.experiment(seed);
-            assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("KL %s vs %s", e.main().attentionKl(), e.uniform().attentionKl()).isTrue();
+            assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("KL %s vs %s", e.main().quality().attentionKl(), e.uniform().quality().attentionKl()).isTrue();
         });
     }
 

@@ -153,7 +153,7 @@ class PnMixDefinitionContracts {
     static PairMask[] masks(PnMixExperiment e) {
         PairMask[] out = new PairMask[e.randomMasks().length];
         for (int i = 0; i < out.length; i++) {
-            out[i] = e.randomMasks()[i].mask();
+            out[i] = e.randomMasks()[i].saliency().mask();
         }
         return out;
     }

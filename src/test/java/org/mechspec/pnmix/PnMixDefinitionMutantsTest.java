@@ -10,6 +10,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Records;
 
 /**
  * The checks against definitions report false on broken mechanisms that every earlier check let through, and
@@ -159,7 +160,7 @@ class PnMixDefinitionMutantsTest {
 
     /** The check as it was: the two runs' counters equal, then the KL comparison. */
     private static boolean counterPremise(PnMixExperiment e) {
-        return e.main().quantizedKeyBytes() == e.uniform().quantizedKeyBytes() && e.main().attentionKl() < e.uniform().attentionKl();
+        return e.main().storage().quantizedKeyBytes() == e.uniform().storage().quantizedKeyBytes() && e.main().quality().attentionKl() < e.uniform().quality().attentionKl();
     }
 
     @Test
@@ -173,8 +174,8 @@ class PnMixDefinitionMutantsTest {
         // Both counters forget the 4 bytes of fp16 scale and zero per channel and group.
         long meta = 4L * e.main().config().kvChannels() * e.main().finalCache().groups().size();
         PnMixExperiment codesOnly = Records.with(Records.with(e, "main", Records.with(e.main(), "quantizedKeyBytes",
-                e.main().quantizedKeyBytes() - meta)), "uniform", Records.with(e.uniform(), "quantizedKeyBytes",
-                e.uniform().quantizedKeyBytes() - meta));
+                e.main().storage().quantizedKeyBytes() - meta)), "uniform", Records.with(e.uniform(), "quantizedKeyBytes",
+                e.uniform().storage().quantizedKeyBytes() - meta));
         assertThat(counterPremise(codesOnly)).isTrue();
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(codesOnly)).isFalse();
     }
@@ -185,9 +186,9 @@ class PnMixDefinitionMutantsTest {
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, 1e-12)).isTrue();
         PnMixResult allChanged = Records.with(Records.with(Records.with(Records.with(r, "unchangedWindowQueries", 0),
                 "changedWindowQueries", pinned.decodeTokens()), "unchangedWindowMaxDelta", 0.0), "changedWindowMaxDelta",
-                r.onlineVsFinalMaxDelta());
+                r.calls().onlineVsFinalMaxDelta());
         // The old predicate: nothing in the unchanged window, something changed in the other; vacuously true.
-        assertThat(allChanged.unchangedWindowMaxDelta() <= 1e-12 && allChanged.changedWindowMaxDelta() > 1e-12).isTrue();
+        assertThat(allChanged.calls().unchangedWindowMaxDelta() <= 1e-12 && allChanged.calls().changedWindowMaxDelta() > 1e-12).isTrue();
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(allChanged, 1e-12)).isFalse();
     }
 
@@ -201,7 +202,7 @@ class PnMixDefinitionMutantsTest {
         PackedKvCache flipped = new PackedKvCache(c.kvHeads(), c.headDim(), c.sinkTokens(), sink, c.sinkValues(), c.groupTokens(),
                 c.groups(), c.valueBits(), c.valueGroupChannels(), c.residualTokens(), c.residualKeys(), c.residualValues());
         PnMixResult broken = Records.with(r, "finalCache", flipped);
-        assertThat(broken.sinkKeyMaxError()).as("the reported figure").isZero();
+        assertThat(broken.quality().sinkKeyMaxError()).as("the reported figure").isZero();
         assertThat(PnMixChecks.sinkKeysExact(broken, truth.k(), 0.0)).isFalse();
     }
 

@@ -24,7 +24,7 @@ final class PnMixFixtures {
         run.runtime("device_kind", run.backend().name());
         run.runtime("accelerator_model", run.backend().device());
         run.runtime("elapsed_seconds", e.main().elapsedSeconds());
-        run.runtime("peak_allocated_bytes", e.main().peakAllocatedBytes());
+        run.runtime("peak_allocated_bytes", e.main().storage().peakAllocatedBytes());
         return e;
     }
 

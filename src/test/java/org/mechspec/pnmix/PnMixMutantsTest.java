@@ -84,7 +84,7 @@ class PnMixMutantsTest {
     @Test
     void quantizingSinksBreaksSinkKeysAndTokenAccounting() {
         PnMixResult r = run("quantized sinks", () -> BrokenPnMix.quantizedSinks(pinned, truth()));
-        assertThat(PnMixChecks.sinkKeysExact(r, truth().k(), 0.0)).as("sink error %s", r.sinkKeyMaxError()).isFalse();
+        assertThat(PnMixChecks.sinkKeysExact(r, truth().k(), 0.0)).as("sink error %s", r.quality().sinkKeyMaxError()).isFalse();
         assertThat(PnMixChecks.tokenAccountingExact(r)).isFalse();
     }
 
@@ -93,7 +93,7 @@ class PnMixMutantsTest {
         assertThat(PnMixChecks.saliencyComputedOnce(BrokenPnMix.recomputedSaliency(unbroken(), truth()))).isFalse();
         // Decode tokens whose low pairs are 20x larger: recomputed saliency must move the mask.
         Projections t = truth();
-        PairMask prefillMask = unbroken().mask();
+        PairMask prefillMask = unbroken().saliency().mask();
         int d = pinned.headDim();
         for (int tok = pinned.prefillTokens(); tok < pinned.totalTokens(); tok++) {
             for (int h = 0; h < pinned.queryHeads(); h++) {
@@ -129,7 +129,7 @@ class PnMixMutantsTest {
         Projections t = truth();
         PnMixResult r = run("min-max 1-bit", () -> run(new BrokenPnMix.MinMaxOneBitOps(), t));
         assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), t.k(), t.v())).isPositive();
-        assertThat(r.keyMse()).as("min-max levels waste the 1-bit code").isGreaterThan(unbroken().keyMse());
+        assertThat(r.quality().keyMse()).as("min-max levels waste the 1-bit code").isGreaterThan(unbroken().quality().keyMse());
     }
 
     @Test
@@ -141,7 +141,7 @@ class PnMixMutantsTest {
     @Test
     void perHeadAttentionCallsBreakTheCallCount() {
         PnMixResult r = BrokenPnMix.perHeadCalls(unbroken());
-        assertThat(PnMixChecks.attentionCallsCounted(r)).as("%d calls", r.attentionCalls()).isFalse();
+        assertThat(PnMixChecks.attentionCallsCounted(r)).as("%d calls", r.calls().attentionCalls()).isFalse();
     }
 
     @Test
@@ -212,7 +212,7 @@ class PnMixMutantsTest {
     @Test
     void anAttentionKernelMisreadingCodesBreaksTheOracleMatchAndTheFlashRule() {
         PnMixResult r = run(new MisreadingOps(), truth());
-        assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).as("error %s", r.packedVsOracleMaxError()).isFalse();
+        assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).as("error %s", r.quality().packedVsOracleMaxError()).isFalse();
         assertThat(PnMixChecks.packedMatchesOracle(unbroken(), TIGHT)).isTrue();
         PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(SEED, 0);
         assertThat(PnMixKernelChecks.attentionFp64(new CpuPackedCacheOps(), a).holds()).isTrue();

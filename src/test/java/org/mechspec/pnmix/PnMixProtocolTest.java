@@ -50,8 +50,8 @@ class PnMixProtocolTest {
     void withoutDecodeTokensOnlyThePrefillCallIsMade() {
         PnMixConfig c = PnMixFixtures.small(4, 2, 8, 2, 4, 12, 0, 3, 1, 2);
         PnMixResult r = run(c, new CpuPackedCacheOps());
-        assertThat(r.attentionCalls()).isEqualTo(1);
-        assertThat(r.onlineVsFinalMaxDelta()).isZero();
+        assertThat(r.calls().attentionCalls()).isEqualTo(1);
+        assertThat(r.calls().onlineVsFinalMaxDelta()).isZero();
     }
 
     @Test
@@ -67,7 +67,7 @@ class PnMixProtocolTest {
         // the same run on kernels reporting 0 and 10^6 working bytes: the peak differs by exactly 10^6
         PnMixResult none = run(config, new WorkingBytesOps(0));
         PnMixResult mega = run(config, new WorkingBytesOps(1_000_000));
-        assertThat(mega.peakAllocatedBytes() - none.peakAllocatedBytes()).isEqualTo(1_000_000);
+        assertThat(mega.storage().peakAllocatedBytes() - none.storage().peakAllocatedBytes()).isEqualTo(1_000_000);
     }
 
     private static final class WorkingBytesOps extends DelegatingOps {
@@ -85,22 +85,22 @@ class PnMixProtocolTest {
 
     @Test
     void quantizedSinksShowAsSinkKeyError() {
-        assertThat(run(config, new CpuPackedCacheOps()).sinkKeyMaxError()).isZero();
+        assertThat(run(config, new CpuPackedCacheOps()).quality().sinkKeyMaxError()).isZero();
         // 3/1-bit keys of N(0,1)-ish projections cannot reproduce fp16 sinks
-        assertThat(BrokenPnMix.quantizedSinks(config, truth(config)).sinkKeyMaxError()).isGreaterThan(1e-3);
+        assertThat(BrokenPnMix.quantizedSinks(config, truth(config)).quality().sinkKeyMaxError()).isGreaterThan(1e-3);
     }
 
     @Test
     void recomputedSaliencyIsCountedAndReplacesTheMask() {
         Projections t = truth(config, 2); // seed 2: the masks over 12, 16 and 18 tokens all differ
         PnMixResult r = BrokenPnMix.recomputedSaliency(run(config, new CpuPackedCacheOps(), t), t);
-        assertThat(r.saliencyComputations()).isEqualTo(1 + config.decodeTokens());
+        assertThat(r.saliency().saliencyComputations()).isEqualTo(1 + config.decodeTokens());
         // the last recomputation covers every non-sink token
         PairMask last = saliency(t, 18);
         assertThat(last).isNotEqualTo(saliency(t, 16)).isNotEqualTo(saliency(t, 12));
-        assertThat(r.mask()).isEqualTo(last);
-        assertThat(r.maskAfterPrefill()).containsExactly(saliency(t, 12).bytes());
-        assertThat(r.maskUnchangedAfterDecode()).isFalse();
+        assertThat(r.saliency().mask()).isEqualTo(last);
+        assertThat(r.saliency().maskAfterPrefill()).containsExactly(saliency(t, 12).bytes());
+        assertThat(r.saliency().maskUnchangedAfterDecode()).isFalse();
     }
 
     @Test
@@ -109,14 +109,14 @@ class PnMixProtocolTest {
         assertThat(saliency(t, 18)).isEqualTo(saliency(t, 12));
         assertThat(saliency(t, 13)).isNotEqualTo(saliency(t, 12));
         PnMixResult r = BrokenPnMix.recomputedSaliency(run(config, new CpuPackedCacheOps(), t), t);
-        assertThat(r.maskUnchangedAfterDecode()).isFalse();
+        assertThat(r.saliency().maskUnchangedAfterDecode()).isFalse();
     }
 
     @Test
     void oneCallPerStepForAllHeads() {
         // 1 prefill call, one per decode token, one final batched call
-        assertThat(run(config, new CpuPackedCacheOps()).attentionCalls()).isEqualTo(1 + 6 + 1);
-        assertThat(BrokenPnMix.perHeadCalls(run(config, new CpuPackedCacheOps())).attentionCalls())
+        assertThat(run(config, new CpuPackedCacheOps()).calls().attentionCalls()).isEqualTo(1 + 6 + 1);
+        assertThat(BrokenPnMix.perHeadCalls(run(config, new CpuPackedCacheOps())).calls().attentionCalls())
                 .isEqualTo(4 * (1 + 6 + 1));
     }
 
@@ -141,7 +141,7 @@ class PnMixProtocolTest {
         PnMixExperiment e = PnMixExperiment.run(0, tokens, "synthetic", c, CpuBackend.INSTANCE);
         var m = e.metrics();
         for (int i = 0; i < PnMixExperiment.RANDOM_MASKS; i++) {
-            assertThat(m).containsEntry("random_mask_" + i + "_attention_kl", e.randomMasks()[i].attentionKl());
+            assertThat(m).containsEntry("random_mask_" + i + "_attention_kl", e.randomMasks()[i].quality().attentionKl());
         }
         // seed 0 salted with the clock must still differ from seed 0
         PnMixExperiment salted = BrokenPnMix.unseeded(0, tokens, c);

@@ -9,8 +9,10 @@ class PnMixResultTest {
 
     /** A result whose only meaningful figures are the byte counts and the mask. */
     private static PnMixResult result(long keyBytes, long valueBytes, long heldBytes, PairMask mask) {
-        return new PnMixResult(PnMixConfig.pinned(), 448, 0.1, 0.2, 0.3, 0.4, 0.5, 0.0, 1, true, 66, 0.0, 0.0, 0.0, 64, 0,
-                keyBytes, valueBytes, heldBytes, 0, 384, 32, 32, mask, new byte[0], new int[0], null, 0.0, 0.0, 0);
+        return new PnMixResult(PnMixConfig.pinned(), 448, new PnMixResult.Quality(0.1, 0.2, 0.3, 0.4, 0.5, 0.0, 0.0),
+                new PnMixResult.Saliency(1, true, mask, new byte[0], new int[0]),
+                new PnMixResult.Calls(66, 0.0, 0.0, 0.0, 64, 0),
+                new PnMixResult.Storage(keyBytes, valueBytes, heldBytes, 0, 384, 32, 32, 0), null, 0.0);
     }
 
     @Test
