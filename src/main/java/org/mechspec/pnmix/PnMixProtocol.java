@@ -140,14 +140,14 @@ public final class PnMixProtocol {
                 quantizedElements == 0 ? 0.0 : valueSq / quantizedElements,
                 online.errors.meanKl(), online.errors.outputMse(), online.errors.meanCosine(), sinkError,
                 measureOracle ? online.oracleError : Double.NaN);
-        PnMixResult.Saliency saliency = new PnMixResult.Saliency(saliencyComputations, maskUnchanged, mask, maskBytes,
+        PnMixResult.Saliency chosen = new PnMixResult.Saliency(saliencyComputations, maskUnchanged, mask, maskBytes,
                 keyBits);
         PnMixResult.Calls calls = new PnMixResult.Calls(counted.attentionCalls(), maxDelta, unchanged, changed,
                 unchangedCount, decode - unchangedCount);
         PnMixResult.Storage storage = new PnMixResult.Storage(cache.keyBytes(), cache.valueBytes(), cache.heldBytes(),
                 cache.quantizedKeyBytes(), cache.quantizedTokens(), cache.sinkTokens(), cache.residualTokens(),
                 cache.peakBytes() + ops.peakWorkingBytes());
-        return new PnMixResult(config, n, quality, saliency, calls, storage, last, elapsed);
+        return new PnMixResult(config, n, quality, chosen, calls, storage, last, elapsed);
     }
 
     /** Saliency over the non-sink tokens before {@code end}, in the layout the mechanism uses. */
