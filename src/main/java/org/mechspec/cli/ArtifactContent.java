@@ -1,22 +1,19 @@
 package org.mechspec.cli;
 
-import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.function.Predicate;
 import org.mechspec.report.PaperRun;
+import org.mechspec.report.TemplateForm;
 import org.mechspec.spec.Manifest;
 
 /**
- * What one artifact says per seed (metric values, check outcomes) and about its run (backend, device, JVM, commit,
- * executed sources), read through the template positions of its paper's manifest. Problems met while reading
- * (wrong types, values that disagree between two places, undeclared checks) are collected as findings.
+ * What an artifact mechspec did not write (a seed file) says per seed, read through the template positions of its
+ * paper's manifest: metric values and check outcomes, each with the place it was first read. Wrong types and
+ * undeclared names are findings; missing places are the layout check's, and a second place holding another value is
+ * the comparison with the rendering's.
  */
 final class ArtifactContent {
     final Manifest manifest;
@@ -30,122 +27,72 @@ final class ArtifactContent {
     /** "seed/name" → where a metric value, and where a check outcome, was first read (for messages). */
     final Map<String, JsonPath> metricOrigin = new LinkedHashMap<>();
     final Map<String, JsonPath> checkOrigin = new LinkedHashMap<>();
+    /** Per {@code $each_seed} array (by path): the seed of each element, null where it cannot be told. */
+    final Map<JsonPath, List<Long>> elementSeeds = new LinkedHashMap<>();
     final List<Finding> findings = new ArrayList<>();
-    String backend = "";
-    String device = "";
-    String jvm = "";
-    String commit = "";
-    final Map<String, String> sources = new TreeMap<>();
-    /** Whether a value's absence is a finding (a seed file need not have what our template adds to its layout). */
-    private final Predicate<JsonPath> required;
-
-    private ArtifactContent(Manifest manifest, Predicate<JsonPath> required) {
+    private final String backend;
+    private final String device;
+    private ArtifactContent(Manifest manifest, TemplatePositions template, JsonNode artifact) {
         this.manifest = manifest;
-        this.required = required;
+        this.backend = template.first(TemplateForm.BACKEND, artifact).asText("");
+        this.device = template.first(TemplateForm.DEVICE, artifact).asText("");
     }
 
     static ArtifactContent read(Manifest manifest, TemplatePositions template, JsonNode artifact) {
-        return read(manifest, template, artifact, path -> true);
-    }
-
-    static ArtifactContent read(Manifest manifest, TemplatePositions template, JsonNode artifact, Predicate<JsonPath> required) {
-        ArtifactContent c = new ArtifactContent(manifest, required);
-        Map<JsonPath, List<Long>> listed = c.listedSeeds(template, artifact);
-        List<Long> hint = listed.isEmpty() ? null : listed.values().iterator().next();
-        JsonPath firstArray = null;
-        List<Long> firstOrder = null;
+        ArtifactContent c = new ArtifactContent(manifest, template, artifact);
+        List<Long> listed = c.listedSeeds(template, artifact);
         for (TemplatePositions.PerSeed p : template.perSeed) {
-            List<Long> order = c.readPerSeed(p, artifact, hint);
-            if (order == null) {
-                continue;
-            }
-            if (firstOrder == null) {
-                firstArray = p.array();
-                firstOrder = order;
-            } else if (!order.equals(firstOrder)) {
-                c.findings.add(Finding.at(p.array(), "holds seeds " + order + " but " + firstArray + " holds " + firstOrder));
-            }
+            c.readPerSeed(p, artifact, listed);
         }
-        // The per-seed arrays hold the data; every seed list the template places must name the same seeds.
-        JsonPath reference = firstArray;
-        List<Long> seeds = firstOrder != null ? firstOrder : hint;
-        for (Map.Entry<JsonPath, List<Long>> e : listed.entrySet()) {
-            if (reference == null) {
-                reference = e.getKey();
-            } else if (!e.getValue().equals(seeds)) {
-                c.findings.add(Finding.at(e.getKey(), "lists seeds " + e.getValue() + " but " + reference + " holds " + seeds));
-            }
+        if (c.seeds.isEmpty() && listed != null) {
+            c.seeds.addAll(listed);
         }
-        if (firstOrder == null && hint != null) {
-            c.seeds.addAll(hint);
-        }
-        c.readFacts(template, artifact);
         return c;
     }
 
-    /** Every {@code $seeds} array of the artifact, by path. */
-    private Map<JsonPath, List<Long>> listedSeeds(TemplatePositions template, JsonNode artifact) {
-        Map<JsonPath, List<Long>> lists = new LinkedHashMap<>();
+    /** The first {@code $seeds} array, which names the elements of per-seed arrays that have no {@code $seed} field. */
+    private List<Long> listedSeeds(TemplatePositions template, JsonNode artifact) {
         for (TemplatePositions.Position p : template.top(TemplateForm.SEEDS)) {
             JsonNode a = p.path().in(artifact);
-            if (a.isMissingNode()) {
-                continue;
+            if (a.isArray() && java.util.stream.StreamSupport.stream(a.spliterator(), false).allMatch(JsonNode::isIntegralNumber)) {
+                List<Long> out = new ArrayList<>();
+                a.forEach(s -> out.add(s.asLong()));
+                return out;
             }
-            List<Long> out = new ArrayList<>();
-            if (a.isArray()) {
-                a.forEach(s -> {
-                    if (s.isIntegralNumber()) {
-                        out.add(s.asLong());
-                    }
-                });
-            }
-            if (!a.isArray() || out.size() != a.size()) {
+            if (!a.isMissingNode()) {
                 findings.add(Finding.at(p.path(), "expected an array of integer seeds, got " + a));
-            } else {
-                lists.put(p.path(), out);
             }
         }
-        return lists;
+        return null;
     }
 
-    /** Reads one {@code $each_seed} array; returns its seeds in order, or null when it is absent. */
-    private List<Long> readPerSeed(TemplatePositions.PerSeed p, JsonNode artifact, List<Long> listed) {
+    private void readPerSeed(TemplatePositions.PerSeed p, JsonNode artifact, List<Long> listed) {
         JsonNode array = p.array().in(artifact);
-        if (!array.isArray()) {
-            return null; // the layout check names a missing or mistyped array
-        }
         List<Long> order = new ArrayList<>();
-        Map<Integer, Set<String>> starNames = new LinkedHashMap<>();
-        for (int i = 0; i < array.size(); i++) {
+        elementSeeds.put(p.array(), order);
+        for (int i = 0; i < array.size() && array.isArray(); i++) {
             JsonPath at = p.array().index(i);
             JsonNode element = array.get(i);
+            Long seed = element.isObject() ? seedOf(p, element, at, i, listed) : null;
             if (!element.isObject()) {
                 findings.add(Finding.at(at, "expected object, got " + JsonPath.type(element)));
-                continue;
+            } else if (seed != null && order.contains(seed)) {
+                findings.add(Finding.at(at, "seed " + seed + " appears twice in " + p.array()));
+                seed = null;
             }
-            Long seed = seedOf(p, element, at, i, listed);
+            order.add(seed);
             if (seed == null) {
                 continue;
             }
-            if (order.contains(seed)) {
-                findings.add(Finding.at(at, "seed " + seed + " appears twice in " + p.array()));
-                continue;
-            }
-            order.add(seed);
             if (!seeds.contains(seed)) {
                 seeds.add(seed);
-                seedOrigin.put(seed, seedPath(p, at));
+                seedOrigin.put(seed, p.fields().stream().filter(f -> f.form() == TemplateForm.SEED)
+                        .map(f -> at.append(f.path())).findFirst().orElse(at));
             }
             for (TemplatePositions.Position f : p.fields()) {
-                readField(seed, f, element, at, starNames.computeIfAbsent(i, k -> new LinkedHashSet<>()));
+                readField(seed, f, element, at);
             }
         }
-        reportMetricsMissingOnSomeSeeds(p, starNames);
-        return order;
-    }
-
-    private static JsonPath seedPath(TemplatePositions.PerSeed p, JsonPath element) {
-        return p.fields().stream().filter(f -> f.form() == TemplateForm.SEED).map(f -> element.append(f.path())).findFirst().orElse(element);
     }
 
     private Long seedOf(TemplatePositions.PerSeed p, JsonNode element, JsonPath at, int i, List<Long> listed) {
@@ -169,20 +116,22 @@ final class ArtifactContent {
         return null;
     }
 
-    private void readField(long seed, TemplatePositions.Position f, JsonNode element, JsonPath at, Set<String> starNames) {
+    private void readField(long seed, TemplatePositions.Position f, JsonNode element, JsonPath at) {
         JsonPath path = at.append(f.path());
         JsonNode n = f.path().in(element);
+        boolean object = f.form() == TemplateForm.METRICS || f.form() == TemplateForm.CHECKS;
+        if (f.form() != TemplateForm.METRIC && f.form() != TemplateForm.CHECK && !object) {
+            return;
+        }
+        if (n.isMissingNode() || (object && !n.isObject())) {
+            return; // the layout check names a missing or mistyped place
+        }
         switch (f.form()) {
-            case METRICS: {
-                if (!n.isObject()) {
-                    missingOrMistyped(path, n, "per-seed metrics");
-                    return;
-                }
+            case METRICS -> {
                 boolean all = f.arg().isTextual() && f.arg().asText().equals("*");
                 List<String> names = new ArrayList<>();
                 if (all) {
                     n.fieldNames().forEachRemaining(names::add);
-                    starNames.addAll(names);
                 } else {
                     f.arg().forEach(x -> names.add(x.asText()));
                 }
@@ -191,64 +140,21 @@ final class ArtifactContent {
                         put(seed, name, n.get(name), path.key(name), false, all);
                     }
                 }
-                return;
             }
-            case SEED:
-                if (!n.isMissingNode() && !(n.isIntegralNumber() && n.asLong() == seed)) {
-                    findings.add(Finding.at(path, n + ", but this element is seed " + seed));
-                }
-                return;
-            case METRIC:
-            case CHECK:
-                if (n.isMissingNode()) {
-                    missing(path, f.form().key() + " " + f.arg().asText());
+            case CHECKS -> n.fields().forEachRemaining(e -> {
+                if (manifest.checks().containsKey(e.getKey())) {
+                    put(seed, e.getKey(), e.getValue(), path.key(e.getKey()), true, false);
                 } else {
-                    put(seed, f.arg().asText(), n, path, false, false);
+                    findings.add(Finding.at(path.key(e.getKey()), "'" + e.getKey() + "' is not a check of " + manifest.paper()));
                 }
-                return;
-            case CHECKS:
-                if (!n.isObject()) {
-                    missingOrMistyped(path, n, "per-seed checks");
-                    return;
-                }
-                n.fields().forEachRemaining(e -> {
-                    if (manifest.checks().containsKey(e.getKey())) {
-                        put(seed, e.getKey(), e.getValue(), path.key(e.getKey()), true, false);
-                    } else {
-                        findings.add(Finding.at(path.key(e.getKey()), "'" + e.getKey() + "' is not a check of " + manifest.paper()));
-                    }
-                });
-                return;
-            case BACKEND:
-                backend = backend.isEmpty() ? n.asText("") : backend;
-                return;
-            case DEVICE:
-                device = device.isEmpty() ? n.asText("") : device;
-                return;
-            case JVM:
-                jvm = jvm.isEmpty() ? n.asText("") : jvm;
-                return;
-            default:
-        }
-    }
-
-    private void missing(JsonPath path, String what) {
-        if (required.test(path)) {
-            findings.add(Finding.at(path, "missing (" + what + ")"));
-        }
-    }
-
-    private void missingOrMistyped(JsonPath path, JsonNode n, String what) {
-        if (n.isMissingNode()) {
-            missing(path, what);
-        } else {
-            findings.add(Finding.at(path, "expected object, got " + JsonPath.type(n)));
+            });
+            default -> put(seed, f.arg().asText(), n, path, false, false);
         }
     }
 
     /**
      * Stores a value of a seed. Check outcomes come from {@code $checks}; elsewhere a name is a metric when the manifest
-     * declares one, else a check (as the renderer resolves names). A second place holding the same value must agree.
+     * declares one, else a check (as the renderer resolves names). The first place read holds the value.
      */
     private void put(long seed, String name, JsonNode n, JsonPath path, boolean outcome, boolean undeclaredIsData) {
         boolean isMetric = !outcome && manifest.metrics().containsKey(name);
@@ -258,94 +164,20 @@ final class ArtifactContent {
             }
             return;
         }
-        Object value;
-        if (n.isBoolean()) {
-            value = n.asBoolean();
-        } else if (isMetric && n.isIntegralNumber()) {
-            value = n.asLong();
-        } else if (isMetric && n.isNumber()) {
-            value = n.asDouble();
-        } else {
+        Object value = n.isBoolean() ? (Object) n.asBoolean()
+                : isMetric && n.isIntegralNumber() ? (Object) n.asLong() : isMetric && n.isNumber() ? (Object) n.asDouble() : null;
+        if (value == null) {
             findings.add(Finding.at(path, "expected " + (isMetric ? "number or boolean" : "boolean") + ", got " + JsonPath.type(n)));
-            return;
-        }
-        String key = seed + "/" + name;
-        Map<String, JsonPath> origins = isMetric ? metricOrigin : checkOrigin;
-        Object previous = isMetric ? metrics.getOrDefault(seed, Map.of()).get(name) : checks.getOrDefault(seed, Map.of()).get(name);
-        if (previous != null) {
-            if (!same(previous, value)) {
-                findings.add(Finding.at(path, value + " disagrees with " + previous + " at " + origins.get(key)));
-            }
-            return;
-        }
-        origins.put(key, path);
-        if (isMetric) {
-            metrics.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, value);
-        } else {
-            checks.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, (Boolean) value);
-        }
-    }
-
-    static boolean same(Object a, Object b) {
-        if (a instanceof Number x && b instanceof Number y) {
-            return Double.compare(x.doubleValue(), y.doubleValue()) == 0;
-        }
-        return a.equals(b);
-    }
-
-    private void reportMetricsMissingOnSomeSeeds(TemplatePositions.PerSeed p, Map<Integer, Set<String>> starNames) {
-        Set<String> union = new LinkedHashSet<>();
-        starNames.values().forEach(union::addAll);
-        starNames.forEach((i, names) -> {
-            for (String name : union) {
-                if (!names.contains(name) && manifest.metrics().containsKey(name)) {
-                    JsonPath at = p.array().index(i);
-                    p.fields().stream().filter(f -> f.form() == TemplateForm.METRICS).findFirst()
-                            .map(f -> at.append(f.path()).key(name)).filter(required)
-                            .ifPresent(path -> findings.add(Finding.at(path, "missing, though other seeds record it")));
-                }
-            }
-        });
-    }
-
-    private void readFacts(TemplatePositions template, JsonNode artifact) {
-        for (TemplatePositions.Position p : template.top) {
-            JsonNode n = p.path().in(artifact);
-            switch (p.form()) {
-                case COMMIT -> commit = commit.isEmpty() ? n.asText("") : commit;
-                case BACKEND -> backend = backend.isEmpty() ? n.asText("") : backend;
-                case DEVICE -> device = device.isEmpty() ? n.asText("") : device;
-                case JVM -> jvm = jvm.isEmpty() ? n.asText("") : jvm;
-                case SOURCES -> {
-                    if (sources.isEmpty() && n.isObject()) {
-                        n.fields().forEachRemaining(e -> sources.put(e.getKey(), e.getValue().asText()));
-                    }
-                }
-                default -> {
-                }
+        } else if ((isMetric ? metricOrigin : checkOrigin).putIfAbsent(seed + "/" + name, path) == null) {
+            if (isMetric) {
+                metrics.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, value);
+            } else {
+                checks.computeIfAbsent(seed, s -> new LinkedHashMap<>()).put(name, (Boolean) value);
             }
         }
-        JsonNode block = artifact.path("mechspec");
-        commit = commit.isEmpty() ? block.path("commit").asText("") : commit;
-        backend = backend.isEmpty() ? block.path("backend").asText("") : backend;
-        device = device.isEmpty() ? block.path("device").asText("") : device;
     }
 
-    /** The numeric values of a metric over the seeds, in seed order; null when some seed's value is not a number. */
-    List<Double> numbers(String metric) {
-        List<Double> out = new ArrayList<>();
-        for (long seed : seeds) {
-            Object v = metrics.getOrDefault(seed, Map.of()).get(metric);
-            if (v instanceof Number x) {
-                out.add(x.doubleValue());
-            } else if (v != null) {
-                return null;
-            }
-        }
-        return out;
-    }
-
-    /** The per-seed values as a run record, for comparing a foreign artifact (e.g. a seed file) with ours. */
+    /** The per-seed values as a run record, to render the template again or to compare with another artifact. */
     PaperRun toRun() {
         PaperRun run = new PaperRun(manifest.paper(), backend.isEmpty() ? "unknown" : backend);
         run.device = device;

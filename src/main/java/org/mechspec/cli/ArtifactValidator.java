@@ -1,6 +1,5 @@
 package org.mechspec.cli;
 
-import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
 import java.io.InputStream;
@@ -8,102 +7,168 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import java.util.function.Predicate;
+import java.util.stream.IntStream;
 import org.mechspec.data.DataFiles;
+import org.mechspec.report.ArtifactRenderer;
 import org.mechspec.report.ClaimPolicy;
 import org.mechspec.report.LayoutCheck;
 import org.mechspec.report.PaperRun;
-import org.mechspec.report.Statistics;
+import org.mechspec.report.TemplateForm;
 import org.mechspec.spec.Manifest;
 
 /**
- * The rules an artifact of a paper must satisfy: the seed file's layout (or the template's, without a seed file);
- * per-seed values of the right types that agree wherever they appear; aggregates that the per-seed values reproduce
- * to 1e-12 relative; no failed check; negative results and improvement claims as the manifest's hypotheses dictate;
- * provenance present; and, in artifacts mechspec wrote, a {@code mechspec} block that matches the rendered parts.
+ * The rules an artifact of a paper must satisfy. One that mechspec wrote is rendered again from its {@code mechspec}
+ * block with the reporter's renderer and must equal that rendering exactly; the block must come from this manifest,
+ * name a known backend and a commit. A seed file, which mechspec did not write, must have its own layout; its
+ * per-seed values, read through the template, are rendered again, and wherever it holds a rendered figure the two
+ * agree to 1e-12 relative (aggregates, seed lists, claims); its negative result states each contradicting seed. Both
+ * keep the seed file's layout, hold only seeds of the manifest, no failed check and non-empty provenance.
  */
 final class ArtifactValidator {
     static final double REL = 1e-12;
+    private static final JsonPath BLOCK = JsonPath.ROOT.key("mechspec");
 
     private final Manifest manifest;
     private final TemplatePositions template;
     private final JsonNode artifact;
     /** The paper's seed file, or null when the manifest names none. */
     private final JsonNode seedLayout;
-    /** Artifacts mechspec rendered carry everything the template places; a seed file only its own layout. */
-    private final boolean rendered;
-    private final Set<String> seedPaths;
-    private final ArtifactContent content;
     private final List<Finding> findings = new ArrayList<>();
+    /** A seed file's per-seed values as read; null for an artifact mechspec wrote. */
+    private ArtifactContent content;
 
     private ArtifactValidator(Manifest manifest, JsonNode artifact) {
         this.manifest = manifest;
         this.template = TemplatePositions.of(manifest.artifact());
         this.artifact = artifact;
         this.seedLayout = manifest.seedArtifact().isBlank() ? null : seedLayout(manifest);
-        this.rendered = artifact.has("mechspec");
-        this.seedPaths = seedLayout == null ? Set.of() : LayoutCheck.paths(seedLayout, manifest.freeKeys()).keySet();
-        this.content = ArtifactContent.read(manifest, template, artifact, this::required);
     }
 
-    /** Whether a missing value at this path is a finding: always in our artifacts, in a seed file where its layout has it. */
-    private boolean required(JsonPath path) {
-        return rendered || seedLayout == null || seedPaths.contains(path.layoutPath());
-    }
-
-    /** Every finding, in rule order, without repeats. */
+    /** Every finding in rule order, one per path (the first rule to name a path names it). */
     static List<Finding> validate(Manifest manifest, JsonNode artifact) {
         ArtifactValidator v = new ArtifactValidator(manifest, artifact);
-        v.layout();
-        v.findings.addAll(v.content.findings);
-        v.seedsBelongToTheManifest();
-        v.singleSeedValues();
-        v.aggregates();
-        v.checksPassed();
-        v.hypotheses();
-        v.provenance();
-        v.mechspecBlock();
-        // One line per problem: a path reported missing by two rules is reported once, by the first.
-        Map<String, Finding> unique = new java.util.LinkedHashMap<>();
-        for (Finding f : v.findings) {
-            unique.putIfAbsent(f.path() + ": " + (f.message().startsWith("missing") ? "missing" : f.message()), f);
+        if (artifact.has("mechspec")) {
+            v.written();
+        } else {
+            v.foreign();
         }
+        Map<String, Finding> unique = new LinkedHashMap<>();
+        v.findings.forEach(f -> unique.putIfAbsent(f.path(), f));
         return List.copyOf(unique.values());
     }
 
-    /** The seed file's key paths and types; for our artifacts, and without a seed file, also the template's. */
-    private void layout() {
-        List<String> found = new ArrayList<>();
-        if (seedLayout != null) {
-            found.addAll(LayoutCheck.compare(seedLayout, artifact, manifest.freeKeys()));
+    /** An artifact mechspec wrote: its block, rendered again, must give the artifact. */
+    private void written() {
+        Set<String> reported = seedFileLayout();
+        JsonNode block = artifact.get("mechspec");
+        if (!block.isObject()) {
+            add(BLOCK, "expected object, got " + JsonPath.type(block));
+            return;
         }
-        if (seedLayout == null || rendered) {
-            found.addAll(LayoutCheck.compare(template.skeleton, artifact, manifest.freeKeys()));
+        PaperRun run;
+        try {
+            run = PaperRun.fromJson(block);
+        } catch (RuntimeException e) {
+            add(BLOCK.key("seeds"), "unreadable: " + e.getMessage());
+            return;
         }
-        Set<String> reported = new java.util.HashSet<>();
-        for (String f : found) {
-            int colon = f.indexOf(": ");
-            findings.add(new Finding(f.substring(0, colon), f.substring(colon + 2), false));
-            reported.add(f.substring(0, colon));
+        if (!run.paper.equals(manifest.paper())) {
+            add(BLOCK.key("paper"), "'" + run.paper + "', but the artifact is read as " + manifest.paper());
         }
+        if (!List.of("cpu", "cuda", "cuda-emulated").contains(run.backend)) {
+            add(BLOCK.key("backend"), "expected cpu, cuda or cuda-emulated, got '" + run.backend + "'");
+        }
+        String commit = block.path("commit").asText("");
+        if (commit.isBlank()) {
+            add(BLOCK.key("commit"), "provenance (commit) is missing");
+        }
+        String sha = DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8));
+        if (!block.path("manifest_sha256").asText("").equals(sha)) {
+            add(BLOCK.key("manifest_sha256"), "made with another version of " + manifest.file() + " (" + sha + ")");
+        }
+        JsonNode rendered = render(run, commit, sources(template, artifact), template.first(TemplateForm.JVM, artifact).asText(""), true);
+        if (rendered != null) {
+            compare(rendered, artifact, JsonPath.ROOT, true, true, reported);
+        }
+        seedsOfTheManifest(run.seeds.keySet(), seed -> BLOCK.key("seeds").key(Long.toString(seed)));
+        noFailedCheck(run, (seed, name) -> BLOCK.key("seeds").key(Long.toString(seed)).key("checks").key(name),
+                (seed, name) -> BLOCK.key("seeds").key(Long.toString(seed)).key("metrics").key(name));
+        provenancePresent(path -> true);
+    }
+
+    /** A seed file: its own layout, and the figures its per-seed values determine. */
+    private void foreign() {
+        if (seedLayout == null) {
+            add(JsonPath.ROOT, "no mechspec block, and " + manifest.paper() + " names no seed file whose layout it could follow");
+            return;
+        }
+        Set<String> reported = seedFileLayout();
+        Set<String> seedPaths = LayoutCheck.paths(seedLayout, manifest.freeKeys()).keySet();
+        Predicate<JsonPath> required = path -> seedPaths.contains(path.layoutPath());
+        content = ArtifactContent.read(manifest, template, artifact);
+        findings.addAll(content.findings);
         perSeedElementLayout(reported);
+        JsonNode rendered = render(content.toRun(), "", Map.of(), "", false);
+        if (rendered != null) {
+            compare(rendered, artifact, JsonPath.ROOT, false, false, reported);
+        }
+        seedsOfTheManifest(content.seeds, content.seedOrigin::get);
+        noFailedCheck(content.toRun(), (seed, name) -> content.checkOrigin.get(seed + "/" + name),
+                (seed, name) -> content.metricOrigin.get(seed + "/" + name));
+        negativeResultStatesEachContradiction(content.metrics);
+        provenancePresent(required);
+        if (template.top(TemplateForm.COMMIT).isEmpty()) {
+            add(JsonPath.ROOT, "no commit recorded (the template has no $commit and there is no mechspec block)");
+        }
+    }
+
+    /** The executed-source hashes the artifact states (at its first {@code $sources} position). */
+    static Map<String, String> sources(TemplatePositions template, JsonNode artifact) {
+        Map<String, String> out = new TreeMap<>();
+        template.first(TemplateForm.SOURCES, artifact).fields().forEachRemaining(e -> out.put(e.getKey(), e.getValue().asText()));
+        return out;
+    }
+
+    private JsonNode render(PaperRun run, String commit, Map<String, String> sources, String jvm, boolean ours) {
+        try {
+            ArtifactRenderer renderer = new ArtifactRenderer(manifest, run, commit, sources, jvm);
+            return ours ? renderer.render() : renderer.renderWhatTheRunHolds();
+        } catch (RuntimeException e) {
+            add(JsonPath.ROOT, "cannot be rendered again from its " + (ours ? "mechspec block" : "per-seed values") + ": " + e.getMessage());
+            return null;
+        }
+    }
+
+    /** The seed file's key paths and types; returns the paths named. */
+    private Set<String> seedFileLayout() {
+        Set<String> reported = new HashSet<>();
+        if (seedLayout != null) {
+            for (String f : LayoutCheck.compare(seedLayout, artifact, manifest.freeKeys())) {
+                int colon = f.indexOf(": ");
+                findings.add(new Finding(f.substring(0, colon), f.substring(colon + 2), false));
+                reported.add(f.substring(0, colon));
+            }
+        }
+        return reported;
     }
 
     /**
      * The layout check merges array elements ({@code per_seed[]}); here every element of a per-seed array must have
-     * each path and type the reference gives its elements, so one seed's missing or retyped entry is named too.
+     * each path and type the seed file gives its elements, so one seed's missing or retyped entry is named too.
      */
     private void perSeedElementLayout(Set<String> reported) {
-        Map<String, String> want = new java.util.TreeMap<>();
-        if (seedLayout != null) {
-            want.putAll(LayoutCheck.paths(seedLayout, manifest.freeKeys()));
-        }
-        if (seedLayout == null || rendered) {
-            want.putAll(LayoutCheck.paths(template.skeleton, manifest.freeKeys()));
-        }
+        Map<String, String> want = LayoutCheck.paths(seedLayout, manifest.freeKeys());
         for (TemplatePositions.PerSeed p : template.perSeed) {
             JsonNode array = p.array().in(artifact);
             String prefix = p.array().layoutPath() + "[].";
@@ -125,6 +190,163 @@ final class ArtifactValidator {
         }
     }
 
+    /**
+     * The artifact where the rendering has a value. Ours must equal it everywhere, with nothing added. A seed file is
+     * compared only at the template's dynamic parts where it has a value (its layout and static text are its own), not
+     * at its provenance or negative result (its prose), and numbers to 1e-12 relative (another program computed them).
+     */
+    private void compare(JsonNode want, JsonNode got, JsonPath at, boolean ours, boolean dynamic, Set<String> reported) {
+        TemplateForm form = template.formAt.get(at.layoutPath());
+        boolean inForm = dynamic || (form != null && form != TemplateForm.EACH_SEED); // a per-seed element has static parts too
+        boolean theirs = form != null && (form.provenance() || form == TemplateForm.NEGATIVE_RESULT
+                || form == TemplateForm.GPU_VALIDATED || form == TemplateForm.RUNTIME);
+        boolean skip = ours ? at.equals(BLOCK.key("manifest_sha256")) // named above with the manifest file
+                : theirs || want.isNull() || (!inForm && !want.isContainerNode());
+        if (skip || reported.contains(at.layoutPath()) || (got.isMissingNode() && !ours)) {
+            return;
+        }
+        String source = ours ? "rendering the mechspec block gives" : "the per-seed values give";
+        if (got.isMissingNode()) {
+            add(at, "missing (" + source + " " + LayoutCheck.type(want) + ")");
+        } else if (!LayoutCheck.type(want).equals(LayoutCheck.type(got))) {
+            add(at, "expected " + LayoutCheck.type(want) + ", got " + LayoutCheck.type(got));
+        } else if (want.isObject()) {
+            want.fields().forEachRemaining(e -> compare(e.getValue(), got.path(e.getKey()), at.key(e.getKey()), ours, inForm, reported));
+            got.fieldNames().forEachRemaining(key -> {
+                if (!want.has(key) && (ours || form == TemplateForm.AGGREGATE)) {
+                    add(at.key(key), form == TemplateForm.AGGREGATE && !manifest.metrics().containsKey(key)
+                            ? "'" + key + "' is not a metric of " + manifest.paper() : "not in the rendering of the " + (ours ? "mechspec block" : "per-seed values"));
+                }
+            });
+        } else if (!ours && (form == TemplateForm.EACH_SEED || form == TemplateForm.SEEDS)) {
+            seedFileArray(want, got, at, form, reported);
+        } else if (want.isArray() && scalars(want) && inForm) {
+            if (want.size() != got.size() || IntStream.range(0, want.size()).anyMatch(i -> !equal(want.get(i), got.get(i), ours ? 0 : REL))) {
+                add(at, got + ", but " + source + " " + want);
+            }
+        } else if (want.isArray() && want.size() != got.size() && inForm) {
+            add(at, got.size() + " elements, but " + source + " " + want.size());
+        } else if (want.isArray()) {
+            for (int i = 0; i < Math.min(want.size(), got.size()); i++) {
+                compare(want.get(i), got.get(i), at.index(i), ours, inForm, reported);
+            }
+        } else if (form == TemplateForm.RECORDS_SHA256 && !want.equals(got)) {
+            add(at, "does not match the SHA-256 of the mechspec block (" + want.asText() + "): the block was changed after rendering");
+        } else if (!equal(want, got, ours ? 0 : REL)) {
+            add(at, got + ", but " + source + " " + want + (!ours && want.isFloatingPointNumber() ? String.format(Locale.ROOT,
+                    " (relative difference %.3g > %.0e)", relative(want.asDouble(), got.asDouble()), REL) : ""));
+        }
+    }
+
+    /** A seed file may list its seeds, and order its per-seed elements, in any order; the rendering's are ascending. */
+    private void seedFileArray(JsonNode want, JsonNode got, JsonPath at, TemplateForm form, Set<String> reported) {
+        List<Long> ascending = new ArrayList<>(new TreeSet<>(content.seeds));
+        if (form == TemplateForm.SEEDS) {
+            List<Long> listed = new ArrayList<>();
+            got.forEach(s -> listed.add(s.asLong()));
+            if (listed.size() != ascending.size() || !ascending.containsAll(listed)) {
+                add(at, "lists seeds " + listed + ", but the per-seed values hold seeds " + content.seeds);
+            }
+            return;
+        }
+        List<Long> elements = content.elementSeeds.getOrDefault(at, List.of());
+        for (int j = 0; j < elements.size(); j++) {
+            if (elements.get(j) != null) {
+                compare(want.get(ascending.indexOf(elements.get(j))), got.get(j), at.index(j), false, false, reported);
+            }
+        }
+    }
+
+    private static boolean scalars(JsonNode array) {
+        return IntStream.range(0, array.size()).noneMatch(i -> array.get(i).isContainerNode());
+    }
+
+    private static boolean equal(JsonNode want, JsonNode got, double rel) {
+        if (!want.isNumber()) {
+            return want.equals(got);
+        }
+        if (want.isIntegralNumber() && got.isIntegralNumber()) {
+            return want.asLong() == got.asLong();
+        }
+        return (rel > 0 || want.isIntegralNumber() == got.isIntegralNumber())
+                && (want.asDouble() == got.asDouble() || relative(want.asDouble(), got.asDouble()) <= rel);
+    }
+
+    private static double relative(double a, double b) {
+        return Math.abs(a - b) / Math.max(Math.abs(a), Math.abs(b));
+    }
+
+    private void seedsOfTheManifest(Iterable<Long> seeds, Function<Long, JsonPath> origin) {
+        boolean any = false;
+        for (long seed : seeds) {
+            any = true;
+            if (!manifest.seeds().contains(seed)) {
+                add(origin.apply(seed), "seed " + seed + " is not a seed of " + manifest.paper() + " " + manifest.seeds());
+            }
+        }
+        if (!any) {
+            add(template.top(TemplateForm.SEEDS).stream().map(TemplatePositions.Position::path).findFirst().orElse(BLOCK), "no seed results");
+        }
+    }
+
+    /**
+     * Every check outcome true. A boolean metric named like a check (pn-mix's mask_unchanged_after_decode) is that
+     * check's measured condition, so false counts as a failure too; seed files record some checks only that way.
+     */
+    private void noFailedCheck(PaperRun run, BiFunction<Long, String, JsonPath> checkAt, BiFunction<Long, String, JsonPath> metricAt) {
+        run.seeds.forEach((seed, r) -> {
+            r.checks.keySet().stream().filter(check -> !run.checkOutcome(seed, check))
+                    .forEach(check -> findings.add(new Finding(checkAt.apply(seed, check).toString(), "check failed on seed " + seed, true)));
+            r.metrics.forEach((name, value) -> {
+                if (Boolean.FALSE.equals(value) && manifest.checks().containsKey(name)) {
+                    findings.add(new Finding(metricAt.apply(seed, name).toString(), "false: the check of this name fails on seed " + seed, true));
+                }
+            });
+        });
+    }
+
+    /** A seed file's negative result is its own prose; it must state each sentence the hypotheses give. */
+    private void negativeResultStatesEachContradiction(Map<Long, Map<String, Object>> perSeed) {
+        for (TemplatePositions.Position p : template.top(TemplateForm.NEGATIVE_RESULT)) {
+            JsonNode got = p.path().in(artifact);
+            String want = ClaimPolicy.negativeResult(manifest, perSeed);
+            if (!got.isTextual() || got.asText().equals(want)) {
+                continue; // the layout check names a missing one
+            }
+            List<String> missing = ClaimPolicy.violations(manifest, perSeed).stream().filter(s -> !got.asText().contains(s)).toList();
+            missing.forEach(s -> add(p.path(), "does not state the contradicting seed: '" + s + "'"));
+            if (missing.isEmpty()) {
+                add(p.path(), "'" + got.asText() + "', but the hypotheses give '" + want + "'");
+            }
+        }
+    }
+
+    private void provenancePresent(Predicate<JsonPath> required) {
+        List<TemplatePositions.Position> facts = new ArrayList<>(template.top.stream().filter(p -> p.form().provenance()).toList());
+        for (TemplatePositions.PerSeed s : template.perSeed) {
+            for (int i = 0; i < s.array().in(artifact).size(); i++) {
+                for (TemplatePositions.Position f : s.fields()) {
+                    if (f.form().provenance()) {
+                        facts.add(new TemplatePositions.Position(s.array().index(i).append(f.path()), f.form(), null));
+                    }
+                }
+            }
+        }
+        for (TemplatePositions.Position p : facts) {
+            JsonNode n = p.path().in(artifact);
+            boolean sources = p.form() == TemplateForm.SOURCES;
+            boolean present = sources ? n.isObject() && n.size() > 0 : n.isTextual() && !n.asText().isBlank();
+            if (!present && (required.test(p.path()) || !n.isMissingNode())) {
+                add(p.path(), "provenance (" + p.form().key() + ") is " + (n.isMissingNode() ? "missing"
+                        : "empty or not " + (sources ? "an object" : "a string")));
+            }
+        }
+    }
+
+    private void add(JsonPath at, String message) {
+        findings.add(Finding.at(at, message));
+    }
+
     /** The paper's reference artifact, from the classpath (fixtures/seeds/ is built into the jar) or the file system. */
     static JsonNode seedLayout(Manifest manifest) {
         String name = manifest.seedArtifact();
@@ -141,260 +363,5 @@ final class ArtifactValidator {
             throw new InputException(manifest.file() + ": seed_artifact " + name + " is unreadable: " + e.getMessage());
         }
         throw new InputException(manifest.file() + ": seed_artifact " + name + " is neither on the classpath nor a file");
-    }
-
-    private void seedsBelongToTheManifest() {
-        JsonPath at = template.top(TemplateForm.SEEDS).stream().map(TemplatePositions.Position::path).findFirst().orElse(JsonPath.ROOT);
-        for (long seed : content.seeds) {
-            if (!manifest.seeds().contains(seed)) {
-                findings.add(Finding.at(content.seedOrigin.getOrDefault(seed, at), "seed " + seed + " is not a seed of "
-                        + manifest.paper() + " " + manifest.seeds()));
-            }
-        }
-        if (content.seeds.isEmpty()) {
-            findings.add(Finding.at(at, "no seed results"));
-        }
-    }
-
-    /** {@code "$first_seed"} and one seed's value placed anywhere ({@code {"$metric": {"name": n, "seed": s}}}). */
-    private void singleSeedValues() {
-        long first = content.seeds.stream().mapToLong(Long::longValue).min().orElse(Long.MIN_VALUE);
-        for (TemplatePositions.Position p : template.top(TemplateForm.FIRST_SEED)) {
-            JsonNode got = p.path().in(artifact);
-            if (!got.isMissingNode() && !(got.isIntegralNumber() && got.asLong() == first)) {
-                findings.add(Finding.at(p.path(), got + ", but the first seed that ran is " + first));
-            }
-        }
-        for (TemplatePositions.Position p : template.top) {
-            if (!(p.form() == TemplateForm.METRIC || p.form() == TemplateForm.CHECK) || !p.arg().isObject()) {
-                continue;
-            }
-            JsonNode got = p.path().in(artifact);
-            String name = p.arg().path("name").asText();
-            long seed = p.arg().path("seed").asText().equals("first") ? first : p.arg().path("seed").asLong();
-            boolean isMetric = manifest.metrics().containsKey(name); // the renderer's lookup order
-            Object want = isMetric ? content.metrics.getOrDefault(seed, Map.of()).get(name)
-                    : content.checks.getOrDefault(seed, Map.of()).get(name);
-            JsonPath wantAt = (isMetric ? content.metricOrigin : content.checkOrigin).get(seed + "/" + name);
-            if (got.isMissingNode()) {
-                if (required(p.path())) {
-                    findings.add(Finding.at(p.path(), "missing (" + name + " of seed " + seed + ")"));
-                }
-            } else if (!(got.isNumber() || got.isBoolean())) {
-                findings.add(Finding.at(p.path(), "expected number or boolean, got " + JsonPath.type(got)));
-            } else if (want != null && !ArtifactContent.same(want, got.isBoolean() ? (Object) got.asBoolean() : (Object) got.asDouble())) {
-                findings.add(Finding.at(p.path(), got + ", but " + wantAt + " holds " + want));
-            }
-        }
-    }
-
-    private void aggregates() {
-        for (TemplatePositions.Position p : template.top(TemplateForm.AGGREGATE)) {
-            JsonNode block = p.path().in(artifact);
-            if (!block.isObject()) {
-                continue; // the layout check names it
-            }
-            List<String> names = new ArrayList<>();
-            JsonNode listed = p.arg().path("metrics");
-            if (listed.isArray()) {
-                listed.forEach(n -> names.add(n.asText()));
-            } else {
-                names.addAll(manifest.metrics().keySet());
-            }
-            for (String name : names) {
-                List<Double> xs = content.numbers(name);
-                if (xs == null || xs.isEmpty()) {
-                    continue;
-                }
-                JsonNode stats = block.path(name);
-                if (!stats.isObject()) {
-                    if (!stats.isMissingNode()) {
-                        findings.add(Finding.at(p.path().key(name), "expected object, got " + JsonPath.type(stats)));
-                    } else if (required(p.path().key(name))) {
-                        findings.add(Finding.at(p.path().key(name), "missing (aggregate over " + xs.size() + " seeds)"));
-                    }
-                    continue;
-                }
-                p.arg().path("stats").forEach(s -> compare(p.path().key(name).key(s.asText()), s.asText(), xs));
-            }
-            block.fieldNames().forEachRemaining(name -> {
-                if (!names.contains(name) || content.numbers(name) == null || content.numbers(name).isEmpty()) {
-                    findings.add(Finding.at(p.path().key(name), manifest.metrics().containsKey(name)
-                            ? "aggregate of a metric no seed records as a number" : "'" + name + "' is not a metric of " + manifest.paper()));
-                }
-            });
-        }
-        for (TemplatePositions.Position p : template.top(TemplateForm.STAT)) {
-            String metric = p.arg().path("metric").asText();
-            List<Double> xs = content.numbers(metric);
-            if (xs == null || xs.isEmpty()) {
-                findings.add(Finding.at(p.path(), "no seed records '" + metric + "' as a number"));
-            } else {
-                compare(p.path(), p.arg().path("stat").asText(), xs);
-            }
-        }
-    }
-
-    private void compare(JsonPath at, String stat, List<Double> xs) {
-        JsonNode got = at.in(artifact);
-        double want = statistic(stat, xs);
-        if (got.isMissingNode()) {
-            if (required(at)) {
-                findings.add(Finding.at(at, "missing (" + stat + " over " + xs.size() + " seeds is " + want + ")"));
-            }
-        } else if (!got.isNumber()) {
-            findings.add(Finding.at(at, "expected number, got " + JsonPath.type(got)));
-        } else if (!close(got.asDouble(), want)) {
-            findings.add(Finding.at(at, String.format(Locale.ROOT, "%s, but the per-seed values give %s %s (relative difference %.3g > %.0e)",
-                    got.asText(), stat, want, Math.abs(got.asDouble() - want) / Math.max(Math.abs(want), Math.abs(got.asDouble())), REL)));
-        }
-    }
-
-    static boolean close(double a, double b) {
-        return a == b || Math.abs(a - b) <= REL * Math.max(Math.abs(a), Math.abs(b));
-    }
-
-    static double statistic(String stat, List<Double> xs) {
-        try {
-            return Statistics.byName(stat, xs);
-        } catch (IllegalArgumentException e) {
-            throw new InputException(e.getMessage() + " in the manifest's template");
-        }
-    }
-
-    /**
-     * Every check outcome true. A boolean metric named like a check (pn-mix's mask_unchanged_after_decode) is that
-     * check's measured condition, so false counts as a failure too; seed files record some checks only that way.
-     */
-    private void checksPassed() {
-        content.checks.forEach((seed, outcomes) -> outcomes.forEach((check, passed) -> {
-            if (!passed) {
-                findings.add(new Finding(content.checkOrigin.get(seed + "/" + check).toString(), "check failed on seed " + seed, true));
-            }
-        }));
-        content.metrics.forEach((seed, values) -> values.forEach((name, value) -> {
-            if (Boolean.FALSE.equals(value) && manifest.checks().containsKey(name)) {
-                findings.add(new Finding(content.metricOrigin.get(seed + "/" + name).toString(),
-                        "false: the check of this name fails on seed " + seed, true));
-            }
-        }));
-    }
-
-    private void hypotheses() {
-        Map<Long, Map<String, Object>> perSeed = content.metrics;
-        for (TemplatePositions.Position p : template.top(TemplateForm.NEGATIVE_RESULT)) {
-            JsonNode got = p.path().in(artifact);
-            if (!got.isTextual()) {
-                continue; // the layout check names it
-            }
-            String want = ClaimPolicy.negativeResult(manifest, perSeed);
-            if (got.asText().equals(want)) {
-                continue;
-            }
-            List<String> missing = ClaimPolicy.violations(manifest, perSeed).stream().filter(s -> !got.asText().contains(s)).toList();
-            missing.forEach(s -> findings.add(Finding.at(p.path(), "does not state the contradicting seed: '" + s + "'")));
-            if (missing.isEmpty()) {
-                findings.add(Finding.at(p.path(), "'" + got.asText() + "', but the hypotheses give '" + want + "'"));
-            }
-        }
-        for (TemplatePositions.Position p : template.top(TemplateForm.CLAIMS_IMPROVEMENT)) {
-            JsonNode got = p.path().in(artifact);
-            boolean want = ClaimPolicy.claimsImprovement(manifest, perSeed);
-            if (got.isBoolean() && got.asBoolean() != want) {
-                findings.add(Finding.at(p.path(), got.asBoolean()
-                        ? "claims an improvement that not every seed supports" : "false, but every seed supports every hypothesis"));
-            }
-        }
-    }
-
-    private void provenance() {
-        boolean commit = false;
-        for (TemplatePositions.Position p : template.top) {
-            if (p.form().provenance()) {
-                requireFact(p.path(), p.form(), p.path().in(artifact));
-                commit |= p.form() == TemplateForm.COMMIT;
-            }
-        }
-        for (TemplatePositions.PerSeed s : template.perSeed) {
-            JsonNode array = s.array().in(artifact);
-            for (int i = 0; i < array.size(); i++) {
-                for (TemplatePositions.Position f : s.fields()) {
-                    if (f.form().provenance()) {
-                        requireFact(s.array().index(i).append(f.path()), f.form(), f.path().in(array.get(i)));
-                    }
-                }
-            }
-        }
-        if (!commit && artifact.path("mechspec").path("commit").asText("").isBlank()) {
-            findings.add(Finding.at(JsonPath.ROOT, "no commit recorded (the template has no $commit and there is no mechspec block)"));
-        }
-    }
-
-    private void requireFact(JsonPath at, TemplateForm form, JsonNode n) {
-        if (n.isMissingNode() && !required(at)) {
-            return;
-        }
-        boolean present = form == TemplateForm.SOURCES ? n.isObject() && n.size() > 0 : n.isTextual() && !n.asText().isBlank();
-        if (!present) {
-            findings.add(Finding.at(at, "provenance (" + form.key() + ") is " + (n.isMissingNode() ? "missing" : "empty or not "
-                    + (form == TemplateForm.SOURCES ? "an object" : "a string"))));
-        }
-    }
-
-    private void mechspecBlock() {
-        JsonNode block = artifact.get("mechspec");
-        if (block == null) {
-            return; // a foreign artifact (a seed file): nothing mechspec wrote to compare
-        }
-        JsonPath at = JsonPath.ROOT.key("mechspec");
-        if (!block.isObject()) {
-            findings.add(Finding.at(at, "expected object, got " + JsonPath.type(block)));
-            return;
-        }
-        PaperRun run;
-        try {
-            run = PaperRun.fromJson(block);
-        } catch (RuntimeException e) {
-            findings.add(Finding.at(at.key("seeds"), "unreadable: " + e.getMessage()));
-            return;
-        }
-        if (!run.paper.equals(manifest.paper())) {
-            findings.add(Finding.at(at.key("paper"), "'" + run.paper + "', but the artifact is read as " + manifest.paper()));
-        }
-        if (!List.of("cpu", "cuda", "cuda-emulated").contains(run.backend)) {
-            findings.add(Finding.at(at.key("backend"), "expected cpu, cuda or cuda-emulated, got '" + run.backend + "'"));
-        }
-        if (block.path("commit").asText("").isBlank()) {
-            findings.add(Finding.at(at.key("commit"), "provenance (commit) is missing"));
-        }
-        String sha = DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8));
-        if (!block.path("manifest_sha256").asText("").equals(sha)) {
-            findings.add(Finding.at(at.key("manifest_sha256"), "made with another version of " + manifest.file() + " (" + sha + ")"));
-        }
-        if (!run.seeds.keySet().equals(new java.util.TreeSet<>(content.seeds))) {
-            findings.add(Finding.at(at.key("seeds"), "holds seeds " + run.seeds.keySet() + " but the artifact shows seeds " + content.seeds));
-        }
-        content.metrics.forEach((seed, values) -> values.forEach((name, value) -> {
-            PaperRun.SeedRecord r = run.seeds.get(seed);
-            Object recorded = r == null ? null : r.metrics.get(name);
-            if (r != null && (recorded == null || !ArtifactContent.same(recorded, value))) {
-                findings.add(Finding.at(content.metricOrigin.get(seed + "/" + name), value + ", but mechspec.seeds." + seed + ".metrics." + name
-                        + " holds " + recorded));
-            }
-        }));
-        content.checks.forEach((seed, outcomes) -> outcomes.forEach((check, value) -> {
-            PaperRun.SeedRecord r = run.seeds.get(seed);
-            if (r != null && (!r.checks.containsKey(check) || run.checkOutcome(seed, check) != value)) {
-                findings.add(Finding.at(content.checkOrigin.get(seed + "/" + check), value + ", but mechspec.seeds." + seed + ".checks." + check
-                        + " holds " + (r.checks.containsKey(check) ? run.checkOutcome(seed, check) : null)));
-            }
-        }));
-        String records = DataFiles.sha256(block.toString().getBytes(StandardCharsets.UTF_8));
-        for (TemplatePositions.Position p : template.top(TemplateForm.RECORDS_SHA256)) {
-            JsonNode got = p.path().in(artifact);
-            if (got.isTextual() && !got.asText().isBlank() && !got.asText().equals(records)) {
-                findings.add(Finding.at(p.path(), "does not match the SHA-256 of the mechspec block (" + records + "): the block was changed after rendering"));
-            }
-        }
     }
 }

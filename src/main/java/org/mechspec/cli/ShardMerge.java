@@ -11,6 +11,7 @@ import java.util.Set;
 import org.mechspec.data.DataFiles;
 import org.mechspec.report.ArtifactRenderer;
 import org.mechspec.report.PaperRun;
+import org.mechspec.report.TemplateForm;
 import org.mechspec.spec.Manifest;
 
 /**
@@ -30,7 +31,7 @@ final class ShardMerge {
         }
     }
 
-    private record Shard(ArtifactFile file, Manifest manifest, PaperRun run, ArtifactContent content) {
+    private record Shard(ArtifactFile file, Manifest manifest, PaperRun run, Map<String, String> sources, String jvm) {
     }
 
     /** Failed checks carried into the merged artifact (they are results, not reasons to refuse). */
@@ -49,8 +50,9 @@ final class ShardMerge {
             for (Finding finding : ArtifactValidator.validate(manifest, f.json())) {
                 (finding.failedCheck() ? notes : reasons).add(f.path() + ": " + finding);
             }
-            shards.add(new Shard(f, manifest, DiffCommand.runOf(manifest, f),
-                    ArtifactContent.read(manifest, TemplatePositions.of(manifest.artifact()), f.json())));
+            TemplatePositions template = TemplatePositions.of(manifest.artifact());
+            shards.add(new Shard(f, manifest, DiffCommand.runOf(manifest, f), ArtifactValidator.sources(template, f.json()),
+                    template.first(TemplateForm.JVM, f.json()).asText("")));
         }
         if (shards.isEmpty()) {
             throw new Refused(reasons);
@@ -63,7 +65,7 @@ final class ShardMerge {
                     first.file.mechspecBlock().path("commit").asText());
             same(reasons, s, first, "manifest (mechspec.manifest_sha256)", s.file.mechspecBlock().path("manifest_sha256").asText(),
                     first.file.mechspecBlock().path("manifest_sha256").asText());
-            if (!s.content.sources.equals(first.content.sources)) {
+            if (!s.sources.equals(first.sources)) {
                 reasons.add(s.file.path() + ": executed sources differ from those of " + first.file.path());
             }
         }
@@ -100,7 +102,7 @@ final class ShardMerge {
             if (!s.run.deviceProvenance.isEmpty()) {
                 provenances.add(s.run.deviceProvenance);
             }
-            jvms.add(s.content.jvm);
+            jvms.add(s.jvm);
             merged.seeds.putAll(s.run.seeds);
             for (Map.Entry<String, Boolean> p : s.run.propertyChecks.entrySet()) {
                 merged.propertyChecks.merge(p.getKey(), p.getValue(), Boolean::logicalAnd);
@@ -113,7 +115,7 @@ final class ShardMerge {
             merged.deviceProvenance.putArray("shards").addAll(provenances);
         }
         String commit = first.file.mechspecBlock().path("commit").asText();
-        ObjectNode artifact = new ArtifactRenderer(manifest, merged, commit, first.content.sources, String.join(", ", jvms)).render();
+        ObjectNode artifact = new ArtifactRenderer(manifest, merged, commit, first.sources, String.join(", ", jvms)).render();
         String sha = DataFiles.sha256(manifest.root().toString().getBytes(StandardCharsets.UTF_8));
         if (!artifact.path("mechspec").path("manifest_sha256").asText().equals(sha)) {
             throw new IllegalStateException("merged artifact carries another manifest hash than " + manifest.file());

@@ -2,14 +2,10 @@ package org.mechspec.cli;
 
 import org.mechspec.report.TemplateForm;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Where a manifest's artifact template (contracts/README.md) puts each dynamic part, as paths into a rendered
@@ -18,10 +14,6 @@ import java.util.Set;
  * artifact through these positions works for ours and for the seed files alike.
  */
 final class TemplatePositions {
-    private static final JsonNodeFactory F = JsonNodeFactory.instance;
-
-    /** Forms that record where and how a run was made; each must be present and non-empty. */
-
     /** A form ({@code "$commit"}, {@code {"$aggregate": ...}}) at a path, with its argument (null for string forms). */
     record Position(JsonPath path, TemplateForm form, JsonNode arg) {
     }
@@ -33,12 +25,16 @@ final class TemplatePositions {
     /** Forms outside any {@code $each_seed}. */
     final List<Position> top = new ArrayList<>();
     final List<PerSeed> perSeed = new ArrayList<>();
-    /** The template's layout: static parts as they are, each form replaced by a value of the JSON type it renders to. */
-    final JsonNode skeleton;
+    /** Every position's form by its layout path ({@code per_seed[].metrics}), inside {@code $each_seed} arrays too. */
+    final Map<String, TemplateForm> formAt = new HashMap<>();
 
     private TemplatePositions(JsonNode template) {
         walk(template, JsonPath.ROOT, top);
-        this.skeleton = skeleton(template);
+        top.forEach(p -> formAt.put(p.path().layoutPath(), p.form()));
+        perSeed.forEach(s -> {
+            formAt.put(s.array().layoutPath(), TemplateForm.EACH_SEED);
+            s.fields().forEach(f -> formAt.put(s.array().index(0).append(f.path()).layoutPath(), f.form()));
+        });
     }
 
     static TemplatePositions of(JsonNode template) {
@@ -47,6 +43,21 @@ final class TemplatePositions {
 
     List<Position> top(TemplateForm form) {
         return top.stream().filter(p -> p.form == form).toList();
+    }
+
+    /** The value at the first position of this form, outside or in the first element of a per-seed array; may be missing. */
+    JsonNode first(TemplateForm form, JsonNode artifact) {
+        if (!top(form).isEmpty()) {
+            return top(form).get(0).path().in(artifact);
+        }
+        for (PerSeed s : perSeed) {
+            for (Position f : s.fields()) {
+                if (f.form() == form) {
+                    return s.array().index(0).append(f.path()).in(artifact);
+                }
+            }
+        }
+        return com.fasterxml.jackson.databind.node.MissingNode.getInstance();
     }
 
     private void walk(JsonNode t, JsonPath path, List<Position> into) {
@@ -85,66 +96,5 @@ final class TemplatePositions {
         }
         String key = t.fieldNames().next();
         return key.startsWith("$") ? key : null;
-    }
-
-    /** Null where the type is not fixed ({@code $metric}: number or boolean): its presence is checked when read. */
-    private static JsonNode skeleton(JsonNode t) {
-        if (t.isTextual() && t.asText().startsWith("$")) {
-            switch (form(t.asText(), false)) {
-                case SEEDS:
-                    return F.arrayNode();
-                case SEED:
-                case FIRST_SEED:
-                    return F.numberNode(0);
-                case CHECKS:
-                case RUNTIME:
-                case SOURCES:
-                    return F.objectNode();
-                case CLAIMS_IMPROVEMENT:
-                case GPU_VALIDATED:
-                    return F.booleanNode(false);
-                default:
-                    return F.textNode("");
-            }
-        }
-        if (t.isArray()) {
-            ArrayNode a = F.arrayNode();
-            t.forEach(e -> {
-                JsonNode s = skeleton(e);
-                if (s != null) {
-                    a.add(s);
-                }
-            });
-            return a;
-        }
-        if (!t.isObject()) {
-            return t.deepCopy();
-        }
-        String key = singleForm(t);
-        if (key != null) {
-            switch (form(key, true)) {
-                case EACH_SEED: {
-                    JsonNode element = skeleton(t.get(key));
-                    return element == null ? F.arrayNode() : F.arrayNode().add(element);
-                }
-                case CHECK:
-                    return F.booleanNode(false);
-                case STAT:
-                    return F.numberNode(0);
-                case METRIC:
-                    return null;
-                default: // $metrics, $aggregate: objects whose keys are data
-                    return F.objectNode();
-            }
-        }
-        ObjectNode o = F.objectNode();
-        for (Iterator<Map.Entry<String, JsonNode>> it = t.fields(); it.hasNext(); ) {
-            Map.Entry<String, JsonNode> e = it.next();
-            JsonNode s = skeleton(e.getValue());
-            if (s != null) {
-                o.set(e.getKey(), s);
-            }
-        }
-        return o;
     }
 }

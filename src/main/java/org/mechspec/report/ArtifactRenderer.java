@@ -27,6 +27,8 @@ public final class ArtifactRenderer {
     private final Map<String, String> sources;
     private final String jvm;
     private final ObjectNode block;
+    /** Render a value the run lacks as null instead of refusing (see {@link #renderWhatTheRunHolds}). */
+    private boolean partial;
 
     public ArtifactRenderer(Manifest manifest, PaperRun run, SourceFingerprints.Recorded fingerprints) {
         this(manifest, run, fingerprints.commit(), fingerprints.under(manifest.sources()),
@@ -56,6 +58,19 @@ public final class ArtifactRenderer {
         ObjectNode artifact = (ObjectNode) out;
         artifact.set("mechspec", block);
         return artifact;
+    }
+
+    /**
+     * The rendering with null wherever the run has no value the template places: for reading back an artifact
+     * mechspec did not write (a seed file), whose seeds need not record everything this template adds.
+     */
+    public ObjectNode renderWhatTheRunHolds() {
+        partial = true;
+        try {
+            return render();
+        } finally {
+            partial = false;
+        }
     }
 
     private JsonNode render(JsonNode t, Long seed) {
@@ -166,6 +181,9 @@ public final class ArtifactRenderer {
                 long s = !arg.isObject() ? requireSeed(form, seed)
                         : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
                 String name = arg.isObject() ? arg.path("name").asText() : arg.asText();
+                if (partial && (!run.seeds.containsKey(s) || seedValue(s, name) == null)) {
+                    return F.nullNode();
+                }
                 if (!run.seeds.containsKey(s)) {
                     throw new IllegalStateException(run.paper + ": seed " + s + " did not run, so '" + name + "' has no value");
                 }
@@ -189,6 +207,9 @@ public final class ArtifactRenderer {
             }
             case STAT: {
                 List<Object> values = values(arg.path("metric").asText());
+                if (values.isEmpty() && partial) {
+                    return F.nullNode();
+                }
                 if (values.isEmpty()) {
                     throw new IllegalStateException(run.paper + ": no values for metric '" + arg.path("metric").asText() + "'");
                 }

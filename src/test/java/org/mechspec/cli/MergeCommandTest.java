@@ -72,7 +72,7 @@ class MergeCommandTest {
         failing.seed(43).outcome("counted", false);
         Cli r = merge(shard("a.json", Artifacts.demoRun("cpu", 42), "c0ffee"), shard("b.json", failing, "c0ffee"));
         assertThat(r.code()).as(r.toString()).isZero();
-        assertThat(r.out()).contains("note: " + dir.resolve("b.json") + ": per_seed[0].checks.counted: check failed on seed 43");
+        assertThat(r.out()).contains("note: " + dir.resolve("b.json") + ": mechspec.seeds.43.checks.counted: check failed on seed 43");
         assertThat(Artifacts.read(out).at("/per_seed/1/checks/counted").asBoolean()).isFalse();
     }
 
@@ -124,7 +124,7 @@ class MergeCommandTest {
         Path a = shard("a.json", Artifacts.demoRun("cpu", 42), "c0ffee");
         Path b = Artifacts.edit(shard("b0.json", Artifacts.demoRun("cpu", 43, 44), "c0ffee"), dir.resolve("b.json"),
                 json -> ((ObjectNode) json.at("/metrics/err")).put("mean", 1.0));
-        assertRefused(merge(a, b), b + ": metrics.err.mean: 1.0, but the per-seed values give mean");
+        assertRefused(merge(a, b), b + ": metrics.err.mean: 1.0, but rendering the mechspec block gives 4.35");
     }
 
     @Test

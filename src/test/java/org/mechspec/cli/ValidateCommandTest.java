@@ -2,6 +2,7 @@ package org.mechspec.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.nio.file.Files;
@@ -63,7 +64,7 @@ class ValidateCommandTest {
                 broken("drop a per-seed metric", FOLD_BIAS, a -> obj(a, "/per_seed/1/metrics").remove("kkt_reference_error"),
                         "per_seed[1].metrics.kkt_reference_error: missing (reference has number)"),
                 broken("drop a per-seed metric: the aggregate's n no longer matches", FOLD_BIAS,
-                        a -> obj(a, "/per_seed/1/metrics").remove("kkt_reference_error"), "metrics.kkt_reference_error.n: 3, but the per-seed values give n 2.0"),
+                        a -> obj(a, "/per_seed/1/metrics").remove("kkt_reference_error"), "metrics.kkt_reference_error.n: 3, but the per-seed values give 2"),
                 broken("drop a static block", FOLD_BIAS, a -> a.remove("evaluation_protocol"), "evaluation_protocol: missing (reference has object)"),
                 broken("drop an aggregate", FOLD_BIAS, a -> obj(a, "/metrics").remove("model_calls"), "metrics.model_calls: missing"),
                 broken("drop a statistic", FOLD_BIAS, a -> obj(a, "/metrics/model_calls").remove("n"), "metrics.model_calls.n: missing"),
@@ -74,7 +75,7 @@ class ValidateCommandTest {
                         "metrics.drop_bias_output_error.std: expected number, got string"),
                 broken("corrupt an aggregate by 1e-9 relative", FOLD_BIAS,
                         a -> obj(a, "/metrics/drop_bias_output_error").put("std", a.at("/metrics/drop_bias_output_error/std").asDouble() * (1 + 1e-9)),
-                        "metrics.drop_bias_output_error.std: 1.8967155631012294, but the per-seed values give std 1.8967155612045137"
+                        "metrics.drop_bias_output_error.std: 1.8967155631012294, but the per-seed values give 1.8967155612045137"
                                 + " (relative difference 1.00e-09 > 1e-12)"),
                 broken("flip a check", FOLD_BIAS, a -> obj(a, "/per_seed/2/checks").put("offline_fit_is_frozen", false),
                         "per_seed[2].checks.offline_fit_is_frozen: check failed on seed 44"),
@@ -89,19 +90,19 @@ class ValidateCommandTest {
                     obj(a, "/per_seed/2").put("seed", 7);
                 }, "per_seed[2].seed: seed 7 is not a seed of fold-bias [42, 43, 44]"),
                 broken("two seed lists disagree", FOLD_BIAS, a -> ((ArrayNode) a.at("/evaluation_protocol/seeds")).remove(2),
-                        "evaluation_protocol.seeds: lists seeds [42, 43] but per_seed holds [42, 43, 44]"),
+                        "evaluation_protocol.seeds: lists seeds [42, 43], but the per-seed values hold seeds [42, 43, 44]"),
                 broken("per-seed array and seed list disagree", FOLD_BIAS, a -> obj(a, "/per_seed/2").put("seed", 45),
-                        "seeds: lists seeds [42, 43, 44] but per_seed holds [42, 43, 45]"),
+                        "seeds: lists seeds [42, 43, 44], but the per-seed values hold seeds [42, 43, 45]"),
                 broken("a seed twice", FOLD_BIAS, a -> obj(a, "/per_seed/2").put("seed", 43), "per_seed[2]: seed 43 appears twice in per_seed"),
                 broken("a per-seed element that is not an object", FOLD_BIAS, a -> ((ArrayNode) a.get("per_seed")).set(1, 43),
                         "per_seed[1]: expected object, got number"),
                 broken("empty provenance", FOLD_BIAS, a -> obj(a, "/provenance").put("commit", ""),
                         "provenance.commit: provenance ($commit) is empty or not a string"),
-                broken("no provenance", FOLD_BIAS, a -> a.remove("provenance"), "provenance.commit: provenance ($commit) is missing"),
+                broken("no provenance", FOLD_BIAS, a -> a.remove("provenance"), "provenance.commit: missing (reference has string)"),
                 broken("no executed sources", FOLD_BIAS, a -> obj(a, "/provenance").putObject("executed_source_sha256"),
                         "provenance.executed_source_sha256: provenance ($sources) is empty or not an object"),
                 broken("corrupt a byte count", PN_MIX, a -> obj(a, "/metrics/key_bytes").put("mean", 15109),
-                        "metrics.key_bytes.mean: 15109, but the per-seed values give mean 15108.0"),
+                        "metrics.key_bytes.mean: 15109, but the per-seed values give 15108"),
                 broken("flip a check recorded among the metrics", PN_MIX, a -> obj(a, "/runs/0/metrics").put("mask_unchanged_after_decode", false),
                         "runs[0].metrics.mask_unchanged_after_decode: false: the check of this name fails on seed 42"),
                 broken("drop a listed per-seed metric", PN_MIX, a -> obj(a, "/runs/1/metrics").remove("key_bytes"),
@@ -113,11 +114,11 @@ class ValidateCommandTest {
                 broken("invent a negative result", OAL, a -> a.put("negative_result", "Seed 42 was bad. " + a.get("negative_result").asText()),
                         "negative_result: 'Seed 42 was bad. Seed 44"),
                 broken("two per-seed arrays disagree", OAL, a -> obj(a, "/seed_results/2").put("oal_test_ppl", 43.0),
-                        "seed_results[2].oal_test_ppl: 43.0 disagrees with 43.223305684618616 at per_seed[2].oal_test_ppl"),
+                        "seed_results[2].oal_test_ppl: 43.0, but the per-seed values give 43.223305684618616"),
                 broken("corrupt a single $stat figure", OAL, a -> obj(a, "/metrics").put("oal_validation_output_mse_mean", 0.0305),
-                        "metrics.oal_validation_output_mse_mean: 0.0305, but the per-seed values give mean 0.030467448756098747"),
+                        "metrics.oal_validation_output_mse_mean: 0.0305, but the per-seed values give 0.030467448756098747"),
                 broken("corrupt a ci95", OAL, a -> obj(a, "/aggregate_metrics/oal_test_ppl").put("ci95", 1.2),
-                        "aggregate_metrics.oal_test_ppl.ci95: 1.2, but the per-seed values give ci95"),
+                        "aggregate_metrics.oal_test_ppl.ci95: 1.2, but the per-seed values give 1.21959"),
                 broken("a per-seed value that is null", OAL, a -> obj(a, "/per_seed/0").putNull("oal_test_ppl"),
                         "per_seed[0].oal_test_ppl: expected number or boolean, got null"),
                 broken("drop a per-seed value", OAL, a -> obj(a, "/per_seed/0").remove("oal_test_ppl"),
@@ -125,7 +126,7 @@ class ValidateCommandTest {
                 broken("change per-seed values so the aggregates no longer follow", OAL, a -> {
                     obj(a, "/per_seed/1").put("softmax_test_nll", 3.8);
                     obj(a, "/seed_results/1").put("softmax_test_nll", 3.8);
-                }, "aggregate.softmax_test_nll.mean: 3.77255646387736, but the per-seed values give mean"));
+                }, "aggregate.softmax_test_nll.mean: 3.77255646387736, but the per-seed values give 3.7837"));
     }
 
     private static Arguments broken(String name, Path seedFile, Consumer<ObjectNode> change, String expectedLine) {
@@ -166,39 +167,41 @@ class ValidateCommandTest {
     static Stream<Arguments> brokenDemoVariants() {
         return Stream.of(
                 Arguments.of("per-seed value edited", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/0/metrics").put("err", 1e-13),
-                        "per_seed[0].metrics.err: 1.0E-13, but mechspec.seeds.42.metrics.err holds 4.2000000000000004E-14"),
+                        "per_seed[0].metrics.err: 1.0E-13, but rendering the mechspec block gives 4.2000000000000004E-14"),
                 Arguments.of("metric dropped from one seed", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1/metrics").remove("err"),
-                        "per_seed[1].metrics.err: missing, though other seeds record it"),
+                        "per_seed[1].metrics.err: missing (rendering the mechspec block gives number)"),
                 Arguments.of("$check position dropped from one seed", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1").remove("bounded"),
-                        "per_seed[1].bounded: missing (reference has boolean)"),
+                        "per_seed[1].bounded: missing (rendering the mechspec block gives boolean)"),
                 Arguments.of("per-seed provenance retyped", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/2").put("device", 7),
                         "per_seed[2].device: expected string, got number"),
                 Arguments.of("$first_seed not the first seed", (Consumer<ObjectNode>) a -> a.put("first_seed", 43),
-                        "first_seed: 43, but the first seed that ran is 42"),
+                        "first_seed: 43, but rendering the mechspec block gives 42"),
                 Arguments.of("one seed's value placed elsewhere edited", (Consumer<ObjectNode>) a -> a.put("first_err", 1.0),
-                        "first_err: 1.0, but per_seed[0].metrics.err holds 4.2000000000000004E-14"),
+                        "first_err: 1.0, but rendering the mechspec block gives 4.2000000000000004E-14"),
                 Arguments.of("one seed's check placed elsewhere flipped", (Consumer<ObjectNode>) a -> a.put("first_bounded", false),
-                        "first_bounded: false, but per_seed[0].checks.bounded holds true"),
+                        "first_bounded: false, but rendering the mechspec block gives true"),
                 Arguments.of("second $seed field of an element disagrees", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1").put("initialization_seed", 44),
-                        "per_seed[1].initialization_seed: 44, but this element is seed 43"),
+                        "per_seed[1].initialization_seed: 44, but rendering the mechspec block gives 43"),
                 Arguments.of("mechspec block edited", (Consumer<ObjectNode>) a -> obj(a, "/mechspec/seeds/42/metrics").put("err", 1.0),
                         "provenance.records: does not match the SHA-256 of the mechspec block"),
                 Arguments.of("block and rendered check disagree", (Consumer<ObjectNode>) a -> obj(a, "/mechspec/seeds/44/checks").put("counted", false),
-                        "per_seed[2].checks.counted: true, but mechspec.seeds.44.checks.counted holds false"),
+                        "per_seed[2].checks.counted: true, but rendering the mechspec block gives false"),
                 Arguments.of("flipped $check position", (Consumer<ObjectNode>) a -> obj(a, "/per_seed/1").put("bounded", false),
-                        "per_seed[1].bounded: false disagrees with true at per_seed[1].checks.bounded"),
+                        "per_seed[1].bounded: false, but rendering the mechspec block gives true"),
                 Arguments.of("improvement claimed against a contradicting seed", (Consumer<ObjectNode>) a -> a.put("claims_improvement", true),
-                        "claims_improvement: claims an improvement that not every seed supports"),
+                        "claims_improvement: true, but rendering the mechspec block gives false"),
                 Arguments.of("template layout: provenance dropped", (Consumer<ObjectNode>) a -> a.remove("provenance"),
-                        "provenance: missing (reference has object)"),
+                        "provenance: missing (rendering the mechspec block gives object)"),
                 Arguments.of("template layout: $stat figure dropped", (Consumer<ObjectNode>) a -> a.remove("err_max"),
-                        "err_max: missing (reference has number)"),
+                        "err_max: missing (rendering the mechspec block gives number)"),
                 Arguments.of("block of another paper", (Consumer<ObjectNode>) a -> obj(a, "/mechspec").put("paper", "other"),
                         "mechspec.paper: 'other', but the artifact is read as demo"),
                 Arguments.of("block without commit", (Consumer<ObjectNode>) a -> obj(a, "/mechspec").put("commit", ""),
                         "mechspec.commit: provenance (commit) is missing"),
+                Arguments.of("a key added to a static block", (Consumer<ObjectNode>) a -> obj(a, "/provenance").put("note", "hand-edited"),
+                        "provenance.note: not in the rendering of the mechspec block"),
                 Arguments.of("block with other seeds", (Consumer<ObjectNode>) a -> obj(a, "/mechspec/seeds").remove("44"),
-                        "mechspec.seeds: holds seeds [42, 43] but the artifact shows seeds [42, 43, 44]"));
+                        "seeds: [42,43,44], but rendering the mechspec block gives [42,43]"));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -230,10 +233,28 @@ class ValidateCommandTest {
         Path noCi = Artifacts.edit(ours, dir.resolve("fold-bias-no-ci.json"), a -> obj(a, "/metrics/drop_bias_output_error").remove("ci95"));
         assertThat(validate(noCi).out()).contains(noCi + ": metrics.drop_bias_output_error.ci95: missing");
         Path noJvm = Artifacts.edit(ours, dir.resolve("fold-bias-no-jvm.json"), a -> obj(a, "/provenance").remove("jvm"));
-        assertThat(validate(noJvm).out()).contains(noJvm + ": provenance.jvm: missing (reference has string)",
-                noJvm + ": provenance.jvm: provenance ($jvm) is missing");
+        assertThat(validate(noJvm).out()).contains(noJvm + ": provenance.jvm: missing (rendering the mechspec block gives string)");
         Path noRuntime = Artifacts.edit(ours, dir.resolve("fold-bias-no-runtime.json"), a -> obj(a, "/per_seed/0").remove("runtime"));
         assertThat(validate(noRuntime).code()).isEqualTo(1);
+    }
+
+    @Test
+    void seedFileWithItsPerSeedElementsInAnotherOrderValidates() {
+        Path reversed = Artifacts.edit(FOLD_BIAS, dir.resolve("fold-bias-reversed.json"), a -> {
+            ArrayNode rows = (ArrayNode) a.get("per_seed");
+            JsonNode first = rows.remove(0);
+            rows.add(first);
+        });
+        Cli r = validate(reversed);
+        assertThat(r.code()).as(r.toString()).isZero();
+    }
+
+    @Test
+    void artifactWithoutBlockOrSeedFileIsRefused() {
+        Path bare = Artifacts.edit(demoArtifact("demo-bare.json"), dir.resolve("demo-bare-no-block.json"), a -> a.remove("mechspec"));
+        Cli r = validate(bare);
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.out()).contains(bare + ": (root): no mechspec block, and demo names no seed file whose layout it could follow");
     }
 
     @Test
@@ -244,8 +265,8 @@ class ValidateCommandTest {
         Cli r = Cli.run("validate", "--contracts", changed.toString(), file.toString());
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.out()).contains(file + ": mechspec.manifest_sha256: made with another version of " + changed.resolve("demo.json"))
-                .contains(file + ": negative_result: 'Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Three seeds are few.',"
-                        + " but the hypotheses give 'Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Few seeds.'");
+                .contains(file + ": negative_result: \"Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Three seeds are few.\","
+                        + " but rendering the mechspec block gives \"Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Few seeds.\"");
     }
 
     @Test
@@ -256,7 +277,7 @@ class ValidateCommandTest {
                 Artifacts.render(ManifestLoader.load(contracts.resolve("demo.json")), run, "c0ffee"));
         Cli r = validate(file);
         assertThat(r.code()).isEqualTo(1);
-        assertThat(r.out()).contains(file + ": per_seed[1].checks.counted: check failed on seed 43");
+        assertThat(r.out()).contains(file + ": mechspec.seeds.43.checks.counted: check failed on seed 43");
     }
 
     // --- bad input: one line on stderr, exit 2
