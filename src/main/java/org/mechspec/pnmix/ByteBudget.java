@@ -13,19 +13,19 @@ import org.mechspec.compute.BitPacking;
 public record ByteBudget(int sinkTokens, int quantizedTokens, int residualTokens, long keyBytes, long valueBytes) {
 
     public static ByteBudget of(PnMixConfig config, int tokens, int[] keyBits, int maskBytes) {
-        int sink = Math.min(tokens, config.sinkTokens());
+        int sink = Math.min(tokens, config.cache().sinkTokens());
         int later = tokens - sink;
-        int quantized = later / config.residualSize() * config.residualSize();
+        int quantized = later / config.cache().residualSize() * config.cache().residualSize();
         int residual = later - quantized;
-        int groups = quantized / config.groupSize();
-        long fp16Row = 2L * config.kvChannels();
-        long keyGroup = 4L * config.kvChannels();
+        int groups = quantized / config.cache().groupSize();
+        long fp16Row = 2L * config.model().kvChannels();
+        long keyGroup = 4L * config.model().kvChannels();
         for (int b : keyBits) {
-            keyGroup += BitPacking.streamBytes(config.groupSize(), b);
+            keyGroup += BitPacking.streamBytes(config.cache().groupSize(), b);
         }
-        int valueGroupsPerToken = config.kvChannels() / config.valueGroupChannels();
-        long valueGroup = (long) config.groupSize() * valueGroupsPerToken
-                * (BitPacking.tokenGroupBytes(config.valueGroupChannels(), config.valueBits()) + 4L);
+        int valueGroupsPerToken = config.model().kvChannels() / config.valueGroupChannels();
+        long valueGroup = (long) config.cache().groupSize() * valueGroupsPerToken
+                * (BitPacking.tokenGroupBytes(config.valueGroupChannels(), config.cache().valueBits()) + 4L);
         long key = (sink + residual) * fp16Row + groups * keyGroup + maskBytes;
         long value = (sink + residual) * fp16Row + groups * valueGroup;
         return new ByteBudget(sink, quantized, residual, key, value);

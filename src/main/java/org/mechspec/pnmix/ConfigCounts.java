@@ -17,7 +17,7 @@ public final class ConfigCounts {
     public static int unchangedWindowQueries(PnMixConfig c) {
         int finalStart = residualStart(c, c.totalTokens());
         int count = 0;
-        for (int t = c.prefillTokens(); t < c.totalTokens(); t++) {
+        for (int t = c.tokens().prefill(); t < c.totalTokens(); t++) {
             count += residualStart(c, t + 1) >= Math.min(t + 1, finalStart) ? 1 : 0;
         }
         return count;
@@ -25,8 +25,8 @@ public final class ConfigCounts {
 
     /** First residual position after {@code len} appends: the sink, then whole residuals of residualSize tokens. */
     public static int residualStart(PnMixConfig c, int len) {
-        int sink = Math.min(len, c.sinkTokens());
-        return sink + (len - sink) / c.residualSize() * c.residualSize();
+        int sink = Math.min(len, c.cache().sinkTokens());
+        return sink + (len - sink) / c.cache().residualSize() * c.cache().residualSize();
     }
 
     /**
@@ -35,10 +35,10 @@ public final class ConfigCounts {
      * fp16 scale and zero (4 bytes) per channel.
      */
     public static long quantizedKeyBytesBudget(PnMixConfig c, int tokens, int highBits, int lowBits, int highChannels) {
-        long groups = (residualStart(c, tokens) - Math.min(tokens, c.sinkTokens())) / c.groupSize();
-        int g = c.groupSize();
-        long perHead = highChannels * ((g * highBits + 7L) / 8) + (c.headDim() - highChannels) * ((g * lowBits + 7L) / 8)
-                + 4L * c.headDim();
-        return groups * c.kvHeads() * perHead;
+        long groups = (residualStart(c, tokens) - Math.min(tokens, c.cache().sinkTokens())) / c.cache().groupSize();
+        int g = c.cache().groupSize();
+        long perHead = highChannels * ((g * highBits + 7L) / 8) + (c.model().headDim() - highChannels) * ((g * lowBits + 7L) / 8)
+                + 4L * c.model().headDim();
+        return groups * c.model().kvHeads() * perHead;
     }
 }

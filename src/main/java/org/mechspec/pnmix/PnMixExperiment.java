@@ -26,7 +26,7 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config,
                                       Backend backend) {
         Rng rng = new Rng(seed);
-        Projections truth = new RandomRopeLayer(rng, config, config.layout()).project(tokens);
+        Projections truth = new RandomRopeLayer(rng, config, config.model().layout()).project(tokens);
         return over(seed, truth, rng, datasetSha256, config, backend);
     }
 
@@ -41,7 +41,7 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
                                 Backend backend, SaliencyScores saliency) {
         PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, saliency, true)
                 .run(truth, KeyPlan.saliency());
-        PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.kvHeads(), config.pairs(), config.highPairsPerHead());
+        PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.model().kvHeads(), config.model().pairs(), config.highPairsPerHead());
         PnMixResult[] random = new PnMixResult[masks.length];
         for (int m = 0; m < masks.length; m++) {
             random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, false)

@@ -40,21 +40,21 @@ public final class PnMixProtocol {
     public PnMixResult run(Projections truth, KeyPlan plan) {
         long started = System.nanoTime();
         int n = config.totalTokens();
-        if (truth.tokens() != n || truth.kvHeads() != config.kvHeads() || truth.queryHeads() != config.queryHeads()
-                || truth.headDim() != config.headDim()) {
+        if (truth.tokens() != n || truth.kvHeads() != config.model().kvHeads() || truth.queryHeads() != config.model().queryHeads()
+                || truth.headDim() != config.model().headDim()) {
             throw new IllegalArgumentException("projections of " + truth.tokens() + " tokens do not fit the protocol's "
                     + n + " tokens and head shape");
         }
-        int hq = config.queryHeads();
-        int d = config.headDim();
-        int c = config.kvChannels();
-        PairLayout layout = config.layout();
+        int hq = config.model().queryHeads();
+        int d = config.model().headDim();
+        int c = config.model().kvChannels();
+        PairLayout layout = config.model().layout();
         CountingOps counted = new CountingOps(ops);
 
         int saliencyComputations = 0;
         PairMask mask = null;
         if (plan.kind() == KeyPlan.Kind.SALIENCY) {
-            mask = saliency(truth, config.prefillTokens());
+            mask = saliency(truth, config.tokens().prefill());
             saliencyComputations++;
         } else if (plan.kind() == KeyPlan.Kind.FIXED_MASK) {
             mask = plan.mask();
@@ -62,14 +62,14 @@ public final class PnMixProtocol {
         int[] keyBits = keyBits(mask, plan, layout);
         byte[] maskBytes = mask == null ? new byte[0] : mask.bytes();
         StreamingCache cache = new StreamingCache(config, counted, keyBits, maskBytes);
-        for (int t = 0; t < config.prefillTokens(); t++) {
+        for (int t = 0; t < config.tokens().prefill(); t++) {
             cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
         }
 
         Online online = new Online(config);
-        step(truth, cache, counted, config.prefillTokens() - 1, online);
+        step(truth, cache, counted, config.tokens().prefill() - 1, online);
         boolean maskUnchanged = true;
-        for (int t = config.prefillTokens(); t < n; t++) {
+        for (int t = config.tokens().prefill(); t < n; t++) {
             cache.append(Projections.row(truth.k(), c, t), Projections.row(truth.v(), c, t));
             maskUnchanged &= Arrays.equals(cache.maskBytes(), maskBytes);
             step(truth, cache, counted, t, online);
@@ -77,14 +77,14 @@ public final class PnMixProtocol {
         maskUnchanged &= Arrays.equals(cache.maskBytes(), maskBytes);
 
         // One batched call of every decode query against the final cache.
-        int decode = config.decodeTokens();
+        int decode = config.tokens().decode();
         PackedKvCache last = cache.view();
         double[] finalOut = new double[hq * decode * d];
         if (decode > 0) {
             double[] q = new double[hq * decode * d];
             for (int h = 0; h < hq; h++) {
                 for (int i = 0; i < decode; i++) {
-                    System.arraycopy(truth.q(), (config.prefillTokens() + i) * hq * d + h * d, q, (h * decode + i) * d, d);
+                    System.arraycopy(truth.q(), (config.tokens().prefill() + i) * hq * d + h * d, q, (h * decode + i) * d, d);
                 }
             }
             finalOut = counted.attend(last, q, hq, decode, true, true).out();
@@ -94,7 +94,7 @@ public final class PnMixProtocol {
         double changed = 0.0;
         int unchangedCount = 0;
         for (int i = 0; i < decode; i++) {
-            int t = config.prefillTokens() + i;
+            int t = config.tokens().prefill() + i;
             double delta = 0.0;
             for (int h = 0; h < hq; h++) {
                 for (int k = 0; k < d; k++) {
@@ -129,7 +129,7 @@ public final class PnMixProtocol {
         }
         long quantizedElements = (long) (quantizedTo - quantizedFrom) * c;
         double sinkError = 0.0;
-        for (int t = 0; t < Math.min(n, config.sinkTokens()); t++) {
+        for (int t = 0; t < Math.min(n, config.cache().sinkTokens()); t++) {
             for (int k = 0; k < c; k++) {
                 sinkError = Math.max(sinkError, Math.abs(keys[t * c + k] - truth.k()[t * c + k]));
             }
@@ -152,46 +152,46 @@ public final class PnMixProtocol {
 
     /** Saliency over the non-sink tokens before {@code end}, in the layout the mechanism uses. */
     private PairMask saliency(Projections truth, int end) {
-        double[] scores = saliency.scores(truth, config.sinkTokens(), end, config.layout());
-        return PairSaliency.select(scores, config.kvHeads(), config.pairs(), config.highPairsPerHead());
+        double[] scores = saliency.scores(truth, config.cache().sinkTokens(), end, config.model().layout());
+        return PairSaliency.select(scores, config.model().kvHeads(), config.model().pairs(), config.highPairsPerHead());
     }
 
     private int[] keyBits(PairMask mask, KeyPlan plan, PairLayout layout) {
         if (plan.kind() == KeyPlan.Kind.UNIFORM) {
-            int[] bits = new int[config.kvChannels()];
+            int[] bits = new int[config.model().kvChannels()];
             Arrays.fill(bits, plan.uniformBits());
             return bits;
         }
-        return mask.channelBits(config.headDim(), layout, config.highBits(), config.lowBits());
+        return mask.channelBits(config.model().headDim(), layout, config.cache().highBits(), config.cache().lowBits());
     }
 
     /** One online call for query t over the cache as it is now, and its reference over the fp16 truth. */
     private void step(Projections truth, StreamingCache cache, CountingOps counted, int t, Online acc) {
-        int hq = config.queryHeads();
-        int d = config.headDim();
-        int c = config.kvChannels();
+        int hq = config.model().queryHeads();
+        int d = config.model().headDim();
+        int c = config.model().kvChannels();
         PackedKvCache view = cache.view();
         double[] q = Projections.row(truth.q(), hq * d, t);
         PackedAttention quant = counted.attend(view, q, hq, 1, false, true);
         int len = t + 1;
         byte[] keys = halfBytes(truth.k(), len * c);
         byte[] values = halfBytes(truth.v(), len * c);
-        PackedAttention ref = ops.attend(PackedKvCache.fp16(config.kvHeads(), d, len, keys, values), q, hq, 1, false, true);
+        PackedAttention ref = ops.attend(PackedKvCache.fp16(config.model().kvHeads(), d, len, keys, values), q, hq, 1, false, true);
         for (int h = 0; h < hq; h++) {
             acc.errors.add(ref.logits(), quant.logits(), h * len, len, ref.out(), quant.out(), h * d, t, h);
         }
         if (measureOracle) {
-            double[] k = CacheContents.headMajor(CacheContents.keys(view, counted), len, config.kvHeads(), d);
-            double[] v = CacheContents.headMajor(CacheContents.values(view, counted), len, config.kvHeads(), d);
-            double[] o = backend.attention(AttentionShape.of(1, hq, config.kvHeads(), 1, len, d, d, false), q, k, v, null);
+            double[] k = CacheContents.headMajor(CacheContents.keys(view, counted), len, config.model().kvHeads(), d);
+            double[] v = CacheContents.headMajor(CacheContents.values(view, counted), len, config.model().kvHeads(), d);
+            double[] o = backend.attention(AttentionShape.of(1, hq, config.model().kvHeads(), 1, len, d, d, false), q, k, v, null);
             for (int i = 0; i < o.length; i++) {
                 acc.oracleError = Math.max(acc.oracleError, Math.abs(o[i] - quant.out()[i]));
             }
         }
-        int i = t - config.prefillTokens();
+        int i = t - config.tokens().prefill();
         if (i >= 0) {
             for (int h = 0; h < hq; h++) {
-                System.arraycopy(quant.out(), h * d, acc.decodeOut, (h * config.decodeTokens() + i) * d, d);
+                System.arraycopy(quant.out(), h * d, acc.decodeOut, (h * config.tokens().decode() + i) * d, d);
             }
             acc.residualStartAtCall[i] = view.residualStart();
         }
@@ -213,9 +213,9 @@ public final class PnMixProtocol {
         final int[] residualStartAtCall;
 
         Online(PnMixConfig config) {
-            errors = new AttentionErrors(config.headDim());
-            decodeOut = new double[config.queryHeads() * config.decodeTokens() * config.headDim()];
-            residualStartAtCall = new int[config.decodeTokens()];
+            errors = new AttentionErrors(config.model().headDim());
+            decodeOut = new double[config.model().queryHeads() * config.tokens().decode() * config.model().headDim()];
+            residualStartAtCall = new int[config.tokens().decode()];
         }
     }
 }

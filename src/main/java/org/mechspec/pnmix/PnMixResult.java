@@ -77,7 +77,7 @@ public record PnMixResult(PnMixConfig config, int tokens, Quality quality, Salie
 
     /** Key bits per stored key element, sink and residual tokens and the mask included. */
     public double keyBitsPerElement() {
-        return 8.0 * storage.keyBytes() / ((double) tokens * config.kvChannels());
+        return 8.0 * storage.keyBytes() / ((double) tokens * config.model().kvChannels());
     }
 
     /** True when the byte figures count more than the buffers the cache holds (a temporary copy, say). */

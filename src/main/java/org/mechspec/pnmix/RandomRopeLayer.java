@@ -21,32 +21,32 @@ public final class RandomRopeLayer {
     public RandomRopeLayer(Rng rng, PnMixConfig config, PairLayout ropeLayout) {
         this.config = config;
         this.ropeLayout = ropeLayout;
-        double wScale = 1.0 / Math.sqrt(config.modelDim());
-        embedding = rng.normals(config.vocab() * config.modelDim(), 0.0, 1.0);
-        wq = scaled(rng.normals(config.modelDim() * config.queryHeads() * config.headDim(), 0.0, 1.0), wScale);
-        wk = scaled(rng.normals(config.modelDim() * config.kvChannels(), 0.0, 1.0), wScale);
-        wv = scaled(rng.normals(config.modelDim() * config.kvChannels(), 0.0, 1.0), wScale);
+        double wScale = 1.0 / Math.sqrt(config.model().modelDim());
+        embedding = rng.normals(config.model().vocab() * config.model().modelDim(), 0.0, 1.0);
+        wq = scaled(rng.normals(config.model().modelDim() * config.model().queryHeads() * config.model().headDim(), 0.0, 1.0), wScale);
+        wk = scaled(rng.normals(config.model().modelDim() * config.model().kvChannels(), 0.0, 1.0), wScale);
+        wv = scaled(rng.normals(config.model().modelDim() * config.model().kvChannels(), 0.0, 1.0), wScale);
     }
 
     public RandomRopeLayer(Rng rng, PnMixConfig config) {
-        this(rng, config, config.layout());
+        this(rng, config, config.model().layout());
     }
 
     /** Projects the byte tokens (each 0..vocab−1) at positions 0..n−1. */
     public Projections project(byte[] tokens) {
         int n = tokens.length;
-        int dModel = config.modelDim();
-        int d = config.headDim();
-        int wQ = config.queryHeads() * d;
-        int wKV = config.kvChannels();
+        int dModel = config.model().modelDim();
+        int d = config.model().headDim();
+        int wQ = config.model().queryHeads() * d;
+        int wKV = config.model().kvChannels();
         double[] qPre = new double[n * wQ];
         double[] kPre = new double[n * wKV];
         double[] v = new double[n * wKV];
         for (int t = 0; t < n; t++) {
             int token = tokens[t] & 0xFF;
-            if (token >= config.vocab()) {
+            if (token >= config.model().vocab()) {
                 throw new IllegalArgumentException("token " + token + " at position " + t + " is outside the vocabulary of "
-                        + config.vocab());
+                        + config.model().vocab());
             }
             matVec(embedding, token * dModel, dModel, wq, wQ, qPre, t * wQ);
             matVec(embedding, token * dModel, dModel, wk, wKV, kPre, t * wKV);
@@ -55,10 +55,10 @@ public final class RandomRopeLayer {
         double[] qRope = qPre.clone();
         double[] kRope = kPre.clone();
         for (int t = 0; t < n; t++) {
-            PairLayoutRope.apply(qRope, t * wQ, config.queryHeads(), d, t, config.ropeTheta(), ropeLayout);
-            PairLayoutRope.apply(kRope, t * wKV, config.kvHeads(), d, t, config.ropeTheta(), ropeLayout);
+            PairLayoutRope.apply(qRope, t * wQ, config.model().queryHeads(), d, t, config.model().ropeTheta(), ropeLayout);
+            PairLayoutRope.apply(kRope, t * wKV, config.model().kvHeads(), d, t, config.model().ropeTheta(), ropeLayout);
         }
-        return new Projections(n, config.queryHeads(), config.kvHeads(), d, qPre, kPre, qRope, kRope,
+        return new Projections(n, config.model().queryHeads(), config.model().kvHeads(), d, qPre, kPre, qRope, kRope,
                 half(qRope), half(kRope), half(v));
     }
 

@@ -35,8 +35,8 @@ public final class StreamingCache {
      * @param mask the stored form of whatever chose those widths (the 4-byte pair mask; empty for uniform keys)
      */
     public StreamingCache(PnMixConfig config, PackedCacheOps ops, int[] keyBits, byte[] mask) {
-        if (keyBits.length != config.kvChannels()) {
-            throw new IllegalArgumentException("key bit widths: " + keyBits.length + " given, " + config.kvChannels()
+        if (keyBits.length != config.model().kvChannels()) {
+            throw new IllegalArgumentException("key bit widths: " + keyBits.length + " given, " + config.model().kvChannels()
                     + " channels");
         }
         for (int b : keyBits) {
@@ -44,9 +44,9 @@ public final class StreamingCache {
         }
         this.config = config;
         this.ops = ops;
-        this.sinkCapacity = config.sinkTokens();
-        this.rowBytes = 2 * config.kvChannels();
-        this.oneBit = config.oneBitLevels();
+        this.sinkCapacity = config.cache().sinkTokens();
+        this.rowBytes = 2 * config.model().kvChannels();
+        this.oneBit = config.cache().oneBitLevels();
         this.keyBits = keyBits.clone();
         this.mask = mask.clone();
         track(0);
@@ -67,19 +67,19 @@ public final class StreamingCache {
         residualValues = appendRow(residualValues, v);
         residualCount++;
         track(0);
-        if (residualCount == config.residualSize()) {
+        if (residualCount == config.cache().residualSize()) {
             flush();
         }
     }
 
     private void flush() {
-        int g = config.groupSize();
-        int c = config.kvChannels();
+        int g = config.cache().groupSize();
+        int c = config.model().kvChannels();
         for (int start = 0; start < residualCount; start += g) {
             double[] keys = decodeRows(residualKeys, start, g);
             double[] values = decodeRows(residualValues, start, g);
             PackedBlock kb = ops.quantizePerChannel(keys, g, keyBits, oneBit);
-            PackedBlock vb = ops.quantizePerToken(values, g, c, config.valueGroupChannels(), config.valueBits(), oneBit);
+            PackedBlock vb = ops.quantizePerToken(values, g, c, config.valueGroupChannels(), config.cache().valueBits(), oneBit);
             groups.add(new PackedKvCache.Group(kb, keyBits.clone(), vb));
             track(16L * g * c); // the two fp64 staging arrays live while the group is quantized
         }
@@ -90,12 +90,12 @@ public final class StreamingCache {
 
     /** The cache as the attention kernels read it (references to the live buffers, no copy). */
     public PackedKvCache view() {
-        return new PackedKvCache(config.kvHeads(), config.headDim(), sinkCount, sinkKeys, sinkValues, config.groupSize(),
-                groups, config.valueBits(), config.valueGroupChannels(), residualCount, residualKeys, residualValues);
+        return new PackedKvCache(config.model().kvHeads(), config.model().headDim(), sinkCount, sinkKeys, sinkValues, config.cache().groupSize(),
+                groups, config.cache().valueBits(), config.valueGroupChannels(), residualCount, residualKeys, residualValues);
     }
 
     public int length() {
-        return sinkCount + groups.size() * config.groupSize() + residualCount;
+        return sinkCount + groups.size() * config.cache().groupSize() + residualCount;
     }
 
     public int sinkTokens() {
@@ -103,7 +103,7 @@ public final class StreamingCache {
     }
 
     public int quantizedTokens() {
-        return groups.size() * config.groupSize();
+        return groups.size() * config.cache().groupSize();
     }
 
     public int residualTokens() {
@@ -167,7 +167,7 @@ public final class StreamingCache {
     }
 
     private double[] decodeRows(byte[] buf, int fromToken, int tokens) {
-        int c = config.kvChannels();
+        int c = config.model().kvChannels();
         double[] out = new double[tokens * c];
         for (int i = 0; i < out.length; i++) {
             out[i] = HalfFloat.fromHalfBits(BitPacking.getHalf(buf, fromToken * rowBytes + 2 * i));
@@ -176,8 +176,8 @@ public final class StreamingCache {
     }
 
     private void requireHalfRow(String name, double[] row) {
-        if (row.length != config.kvChannels()) {
-            throw new IllegalArgumentException(name + " row has " + row.length + " values, the cache holds " + config.kvChannels());
+        if (row.length != config.model().kvChannels()) {
+            throw new IllegalArgumentException(name + " row has " + row.length + " values, the cache holds " + config.model().kvChannels());
         }
         for (int i = 0; i < row.length; i++) {
             if (!Double.isFinite(row[i]) || !HalfFloat.isHalfRepresentable(row[i])) {

@@ -52,10 +52,10 @@ public class PnMixBench {
     public void setup() {
         PnMixConfig c = PnMixConfig.pinned();
         Rng rng = new Rng(42);
-        PairMask mask = RandomMasks.draw(rng, 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
-        StreamingCache cache = new StreamingCache(c, ops, mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()),
+        PairMask mask = RandomMasks.draw(rng, 1, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
+        StreamingCache cache = new StreamingCache(c, ops, mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits()),
                 mask.bytes());
-        int channels = c.kvChannels();
+        int channels = c.model().kvChannels();
         byte[] keys = new byte[2 * tokens * channels];
         byte[] values = new byte[2 * tokens * channels];
         for (int t = 0; t < tokens; t++) {
@@ -68,8 +68,8 @@ public class PnMixBench {
             }
         }
         packed = cache.view();
-        fp16 = PackedKvCache.fp16(c.kvHeads(), c.headDim(), tokens, keys, values);
-        q = new float[c.queryHeads() * c.headDim()];
+        fp16 = PackedKvCache.fp16(c.model().kvHeads(), c.model().headDim(), tokens, keys, values);
+        q = new float[c.model().queryHeads() * c.model().headDim()];
         for (int i = 0; i < q.length; i++) {
             q[i] = (float) HalfFloat.roundToHalf(rng.normal());
         }

@@ -27,9 +27,9 @@ final class BrokenPnMix {
     static PnMixResult quantizedSinks(PnMixConfig asked, Projections truth) {
         PnMixResult r = run(Records.with(asked, "sinkTokens", 0), truth);
         double[] keys = CacheContents.keys(r.finalCache(), new CpuPackedCacheOps());
-        int c = asked.kvChannels();
+        int c = asked.model().kvChannels();
         double sinkError = 0.0;
-        for (int i = 0; i < asked.sinkTokens() * c; i++) {
+        for (int i = 0; i < asked.cache().sinkTokens() * c; i++) {
             sinkError = Math.max(sinkError, Math.abs(keys[i] - truth.k()[i]));
         }
         return Records.with(Records.with(r, "config", asked), "sinkKeyMaxError", sinkError);
@@ -47,7 +47,7 @@ final class BrokenPnMix {
 
     /** One attention call per query head instead of one per step (each head's rows are those of a full call). */
     static PnMixResult perHeadCalls(PnMixResult r) {
-        return Records.with(r, "attentionCalls", r.calls().attentionCalls() * r.config().queryHeads());
+        return Records.with(r, "attentionCalls", r.calls().attentionCalls() * r.config().model().queryHeads());
     }
 
     /**
@@ -58,12 +58,12 @@ final class BrokenPnMix {
         PnMixConfig c = r.config();
         PairMask mask = r.saliency().mask();
         boolean unchanged = true;
-        for (int t = c.prefillTokens(); t < c.totalTokens(); t++) {
-            mask = PairSaliency.select(PairSaliency.scores(truth, c.sinkTokens(), t + 1, c.layout()), c.kvHeads(),
-                    c.pairs(), c.highPairsPerHead());
+        for (int t = c.tokens().prefill(); t < c.totalTokens(); t++) {
+            mask = PairSaliency.select(PairSaliency.scores(truth, c.cache().sinkTokens(), t + 1, c.model().layout()), c.model().kvHeads(),
+                    c.model().pairs(), c.highPairsPerHead());
             unchanged &= Arrays.equals(mask.bytes(), r.saliency().maskAfterPrefill());
         }
-        PnMixResult counted = Records.with(r, "saliencyComputations", 1 + c.decodeTokens());
+        PnMixResult counted = Records.with(r, "saliencyComputations", 1 + c.tokens().decode());
         return Records.with(Records.with(counted, "mask", mask), "maskUnchangedAfterDecode", unchanged);
     }
 
@@ -79,7 +79,7 @@ final class BrokenPnMix {
     /** The layer drawn from a stream salted with the clock, not from the seed alone. */
     static PnMixExperiment unseeded(long seed, byte[] tokens, PnMixConfig c) {
         Rng rng = new Rng(seed ^ System.nanoTime());
-        Projections truth = new RandomRopeLayer(rng, c, c.layout()).project(tokens);
+        Projections truth = new RandomRopeLayer(rng, c, c.model().layout()).project(tokens);
         return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE);
     }
 

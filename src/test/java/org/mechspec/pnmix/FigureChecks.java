@@ -42,20 +42,20 @@ public final class FigureChecks {
         PnMixConfig c = r.config();
         Stored keys = Stored.read(r.finalCache(), true);
         Stored values = Stored.read(r.finalCache(), false);
-        int ch = c.kvChannels();
-        int from = Math.min(r.tokens(), c.sinkTokens());
+        int ch = c.model().kvChannels();
+        int from = Math.min(r.tokens(), c.cache().sinkTokens());
         int to = ConfigCounts.residualStart(c, r.tokens());
         List<Figure> out = new ArrayList<>();
         out.add(mse("key_mse", r.quality().keyMse(), keys, truth.k(), from * ch, to * ch));
         out.add(mse("value_mse", r.quality().valueMse(), values, truth.v(), from * ch, to * ch));
         Online online = new Online();
-        online.call(c, truth, keys, values, c.prefillTokens() - 1);
-        for (int t = c.prefillTokens(); t < c.totalTokens(); t++) {
+        online.call(c, truth, keys, values, c.tokens().prefill() - 1);
+        for (int t = c.tokens().prefill(); t < c.totalTokens(); t++) {
             online.call(c, truth, keys, values, t);
         }
         int rows = online.rows;
         out.add(new Figure("attention_kl", r.quality().attentionKl(), online.kl / rows, (online.klBound + 2 * rows * U * online.klAbs) / rows));
-        long n = (long) rows * c.headDim();
+        long n = (long) rows * c.model().headDim();
         out.add(new Figure("attention_output_mse", r.quality().attentionOutputMse(), online.sq / n,
                 (online.sqBound + 2 * (n + 4) * U * online.sq) / n));
         out.add(new Figure("attention_output_cosine", r.quality().attentionOutputCosine(), online.cos / rows,
@@ -169,13 +169,13 @@ public final class FigureChecks {
 
         /** The call for query t: positions below residualStart(t + 1) as stored, the rest the truth. */
         void call(PnMixConfig c, Projections truth, Stored keys, Stored values, int t) {
-            int d = c.headDim();
-            int ch = c.kvChannels();
+            int d = c.model().headDim();
+            int ch = c.model().kvChannels();
             int len = t + 1;
             int stored = ConfigCounts.residualStart(c, len) * ch;
-            int group = c.queryHeads() / c.kvHeads();
-            for (int h = 0; h < c.queryHeads(); h++) {
-                int qAt = (t * c.queryHeads() + h) * d;
+            int group = c.model().queryHeads() / c.model().kvHeads();
+            for (int h = 0; h < c.model().queryHeads(); h++) {
+                int qAt = (t * c.model().queryHeads() + h) * d;
                 int kv = (h / group) * d;
                 double[] zr = new double[len];
                 double[] zq = new double[len];

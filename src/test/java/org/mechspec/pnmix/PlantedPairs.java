@@ -24,29 +24,29 @@ final class PlantedPairs {
     static PnMixExperiment experiment(long seed, SaliencyScores saliency) {
         PnMixConfig c = config();
         Rng rng = new Rng(seed);
-        int d = c.headDim();
+        int d = c.model().headDim();
         int n = c.totalTokens();
-        int group = c.queryHeads() / c.kvHeads();
-        double[] scale = new double[c.kvHeads() * c.pairs()];
+        int group = c.model().queryHeads() / c.model().kvHeads();
+        double[] scale = new double[c.model().kvHeads() * c.model().pairs()];
         for (int i = 0; i < scale.length; i++) {
             scale[i] = StrictMath.exp(rng.normal());
         }
-        double[] q = new double[n * c.queryHeads() * d];
-        double[] k = new double[n * c.kvChannels()];
-        double[] v = new double[n * c.kvChannels()];
+        double[] q = new double[n * c.model().queryHeads() * d];
+        double[] k = new double[n * c.model().kvChannels()];
+        double[] v = new double[n * c.model().kvChannels()];
         for (int t = 0; t < n; t++) {
-            for (int h = 0; h < c.kvHeads(); h++) {
+            for (int h = 0; h < c.model().kvHeads(); h++) {
                 for (int ch = 0; ch < d; ch++) {
-                    double s = scale[h * c.pairs() + ch / 2];
-                    k[t * c.kvChannels() + h * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
-                    v[t * c.kvChannels() + h * d + ch] = HalfFloat.roundToHalf(rng.normal());
+                    double s = scale[h * c.model().pairs() + ch / 2];
+                    k[t * c.model().kvChannels() + h * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
+                    v[t * c.model().kvChannels() + h * d + ch] = HalfFloat.roundToHalf(rng.normal());
                     for (int qh = h * group; qh < (h + 1) * group; qh++) {
-                        q[(t * c.queryHeads() + qh) * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
+                        q[(t * c.model().queryHeads() + qh) * d + ch] = HalfFloat.roundToHalf(s * rng.normal());
                     }
                 }
             }
         }
-        Projections truth = new Projections(n, c.queryHeads(), c.kvHeads(), d, q, k, q, k, q, k, v);
+        Projections truth = new Projections(n, c.model().queryHeads(), c.model().kvHeads(), d, q, k, q, k, q, k, v);
         return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE, saliency);
     }
 }

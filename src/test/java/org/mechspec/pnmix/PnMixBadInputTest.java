@@ -110,7 +110,7 @@ class PnMixBadInputTest {
     }
 
     private static PnMixConfig config(double ratio, int group, int residual, int valueGroup) {
-        return new PnMixConfig(256, 256, 8, 2, 32, 10000.0, PairLayout.ADJACENT, 32, group, residual, ratio, 3, 1, 2, valueGroup,
-                OneBitLevels.CONDITIONAL_MEANS, 384, 64);
+        return new PnMixConfig(new PnMixConfig.Model(256, 256, 8, 2, 32, 10000.0, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy(32, group, residual, ratio, 3, 1, 2, valueGroup, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(384, 64));
     }
 }

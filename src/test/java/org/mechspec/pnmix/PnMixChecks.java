@@ -19,7 +19,7 @@ public final class PnMixChecks {
         ByteBudget b = ByteBudget.of(r.config(), r.tokens(), r.saliency().keyBitsAtStart(), r.saliency().maskAfterPrefill().length);
         return r.storage().keyBytes() == b.keyBytes() && r.storage().valueBytes() == b.valueBytes()
                 && r.persistentCacheBytes() == r.storage().keyBytes() + r.storage().valueBytes()
-                && r.keyBitsPerElement() == 8.0 * b.keyBytes() / ((double) r.tokens() * r.config().kvChannels())
+                && r.keyBitsPerElement() == 8.0 * b.keyBytes() / ((double) r.tokens() * r.config().model().kvChannels())
                 && !r.temporaryDequantizedCacheIncluded();
     }
 
@@ -42,7 +42,7 @@ public final class PnMixChecks {
      */
     static double sinkKeyMaxErrorFromBytes(PnMixResult r, double[] truthK) {
         PackedKvCache cache = r.finalCache();
-        int want = Math.min(r.tokens(), r.config().sinkTokens());
+        int want = Math.min(r.tokens(), r.config().cache().sinkTokens());
         if (cache.sinkTokens() < want) {
             return Double.POSITIVE_INFINITY;
         }
@@ -70,17 +70,17 @@ public final class PnMixChecks {
         PnMixConfig c = r.config();
         PairMask want = specSaliency(truth, c);
         int mismatches = 0;
-        for (int h = 0; h < c.kvHeads(); h++) {
-            for (int p = 0; p < c.pairs(); p++) {
+        for (int h = 0; h < c.model().kvHeads(); h++) {
+            for (int p = 0; p < c.model().pairs(); p++) {
                 mismatches += want.high(h, p) == r.saliency().mask().high(h, p) ? 0 : 1;
             }
         }
         for (PackedKvCache.Group g : r.finalCache().groups()) {
-            for (int h = 0; h < c.kvHeads(); h++) {
-                for (int d = 0; d < c.headDim(); d++) {
-                    int pair = c.layout() == PairLayout.ADJACENT ? d / 2 : d % c.pairs();
-                    int expected = r.saliency().mask().high(h, pair) ? c.highBits() : c.lowBits();
-                    mismatches += g.keyBits()[h * c.headDim() + d] == expected ? 0 : 1;
+            for (int h = 0; h < c.model().kvHeads(); h++) {
+                for (int d = 0; d < c.model().headDim(); d++) {
+                    int pair = c.model().layout() == PairLayout.ADJACENT ? d / 2 : d % c.model().pairs();
+                    int expected = r.saliency().mask().high(h, pair) ? c.cache().highBits() : c.cache().lowBits();
+                    mismatches += g.keyBits()[h * c.model().headDim() + d] == expected ? 0 : 1;
                 }
             }
         }
@@ -89,41 +89,41 @@ public final class PnMixChecks {
 
     /** The saliency mask written out from DESIGN §7 directly. */
     static PairMask specSaliency(Projections t, PnMixConfig c) {
-        int d = c.headDim();
+        int d = c.model().headDim();
         int half = d / 2;
-        int from = c.sinkTokens();
-        int to = c.prefillTokens();
-        int group = c.queryHeads() / c.kvHeads();
-        boolean[] high = new boolean[c.kvHeads() * c.pairs()];
-        for (int h = 0; h < c.kvHeads(); h++) {
-            double[] score = new double[c.pairs()];
-            for (int p = 0; p < c.pairs(); p++) {
-                int a = c.layout() == PairLayout.ADJACENT ? 2 * p : p;
-                int b = c.layout() == PairLayout.ADJACENT ? 2 * p + 1 : p + half;
+        int from = c.cache().sinkTokens();
+        int to = c.tokens().prefill();
+        int group = c.model().queryHeads() / c.model().kvHeads();
+        boolean[] high = new boolean[c.model().kvHeads() * c.model().pairs()];
+        for (int h = 0; h < c.model().kvHeads(); h++) {
+            double[] score = new double[c.model().pairs()];
+            for (int p = 0; p < c.model().pairs(); p++) {
+                int a = c.model().layout() == PairLayout.ADJACENT ? 2 * p : p;
+                int b = c.model().layout() == PairLayout.ADJACENT ? 2 * p + 1 : p + half;
                 double kNorm = 0;
                 double qNorm = 0;
                 for (int tok = from; tok < to; tok++) {
-                    int kBase = tok * c.kvChannels() + h * d;
+                    int kBase = tok * c.model().kvChannels() + h * d;
                     kNorm += StrictMath.hypot(t.k()[kBase + a], t.k()[kBase + b]);
                     for (int qh = h * group; qh < (h + 1) * group; qh++) {
-                        int qBase = tok * c.queryHeads() * d + qh * d;
+                        int qBase = tok * c.model().queryHeads() * d + qh * d;
                         qNorm += StrictMath.hypot(t.q()[qBase + a], t.q()[qBase + b]);
                     }
                 }
                 int n = to - from;
                 score[p] = (kNorm / n) * (qNorm / ((double) n * group));
             }
-            Integer[] order = new Integer[c.pairs()];
+            Integer[] order = new Integer[c.model().pairs()];
             for (int p = 0; p < order.length; p++) {
                 order[p] = p;
             }
             // Descending score; equal scores keep the lower index first (stable sort).
             Arrays.sort(order, (x, y) -> Double.compare(score[y], score[x]));
             for (int k = 0; k < c.highPairsPerHead(); k++) {
-                high[h * c.pairs() + order[k]] = true;
+                high[h * c.model().pairs() + order[k]] = true;
             }
         }
-        return PairMask.of(c.kvHeads(), c.pairs(), high);
+        return PairMask.of(c.model().kvHeads(), c.model().pairs(), high);
     }
 
     /** max over tokens, heads and pairs of |‖pair before RoPE‖ − ‖pair after RoPE‖| in the asked layout (q and k). */
@@ -309,14 +309,14 @@ public final class PnMixChecks {
      */
     public static boolean onlineMatchesFinalOutsideRequantizedWindow(PnMixResult r, double threshold) {
         int unchanged = ConfigCounts.unchangedWindowQueries(r.config());
-        return r.calls().unchangedWindowQueries() == unchanged && r.calls().changedWindowQueries() == r.config().decodeTokens() - unchanged
+        return r.calls().unchangedWindowQueries() == unchanged && r.calls().changedWindowQueries() == r.config().tokens().decode() - unchanged
                 && r.calls().unchangedWindowMaxDelta() <= threshold
                 && (r.calls().changedWindowQueries() == 0 || r.calls().changedWindowMaxDelta() > threshold);
     }
 
     /** One call for the last prefill query, one per decode token, one batched call at the end (when there are decode tokens). */
     public static boolean attentionCallsCounted(PnMixResult r) {
-        int decode = r.config().decodeTokens();
+        int decode = r.config().tokens().decode();
         return r.calls().attentionCalls() == 1 + decode + (decode > 0 ? 1 : 0);
     }
 
@@ -333,7 +333,7 @@ public final class PnMixChecks {
         PnMixConfig c = e.main().config();
         int n = e.main().tokens();
         int u = PnMixExperiment.UNIFORM_KEY_BITS;
-        long mixed = ConfigCounts.quantizedKeyBytesBudget(c, n, c.highBits(), c.lowBits(), 2 * c.highPairsPerHead());
+        long mixed = ConfigCounts.quantizedKeyBytesBudget(c, n, c.cache().highBits(), c.cache().lowBits(), 2 * c.highPairsPerHead());
         long uniform = ConfigCounts.quantizedKeyBytesBudget(c, n, u, u, 0);
         return mixed == uniform && e.main().storage().quantizedKeyBytes() == mixed && e.uniform().storage().quantizedKeyBytes() == uniform
                 && everyKeyChannelHas(e.uniform(), u) && e.main().quality().attentionKl() < e.uniform().quality().attentionKl();

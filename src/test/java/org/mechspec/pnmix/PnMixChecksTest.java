@@ -24,7 +24,7 @@ class PnMixChecksTest {
     private static final long SEED = 7;
     /** 2 query heads, 1 KV head, d = 8, sink 2, groups of 4, 10 prefill + 4 decode: residual start 14, 3 groups. */
     private final PnMixConfig c = PnMixFixtures.small(2, 1, 8, 2, 4, 10, 4, 3, 1, 2);
-    private final Projections truth = PnMixFixtures.syntheticTruth(c, SEED, c.layout());
+    private final Projections truth = PnMixFixtures.syntheticTruth(c, SEED, c.model().layout());
     private final PnMixResult r = run(c, truth);
 
     private static PnMixResult run(PnMixConfig c, Projections truth) {
@@ -55,13 +55,13 @@ class PnMixChecksTest {
     void oneFlippedPairCountsOnceInTheMaskAndOncePerChannelAndGroupInTheKeyWidths() {
         assertThat(PnMixChecks.saliencyMaskMismatches(r, truth)).isZero();
         assertThat(r.finalCache().groups()).hasSize(3);
-        boolean[] high = new boolean[c.kvHeads() * c.pairs()];
-        for (int p = 0; p < c.pairs(); p++) {
+        boolean[] high = new boolean[c.model().kvHeads() * c.model().pairs()];
+        for (int p = 0; p < c.model().pairs(); p++) {
             high[p] = r.saliency().mask().high(0, p);
         }
         int flip = r.saliency().mask().high(0, 0) ? 0 : 1;
         high[flip] = !high[flip];
-        PnMixResult broken = Records.with(r, "mask", PairMask.of(c.kvHeads(), c.pairs(), high));
+        PnMixResult broken = Records.with(r, "mask", PairMask.of(c.model().kvHeads(), c.model().pairs(), high));
         // The mask: 1 pair. The key widths of the 3 groups now disagree with the stored mask on that pair's 2 channels.
         assertThat(PnMixChecks.saliencyMaskMismatches(broken, truth)).isEqualTo(1 + 3 * 2);
     }
@@ -75,7 +75,7 @@ class PnMixChecksTest {
         assertThat(PnMixChecks.saliencyMaskMismatches(h, t)).isZero();
         // The spec's mask equals the run's: same flags for every pair.
         PairMask spec = PnMixChecks.specSaliency(t, hs);
-        for (int p = 0; p < hs.pairs(); p++) {
+        for (int p = 0; p < hs.model().pairs(); p++) {
             assertThat(spec.high(0, p)).as("pair %d", p).isEqualTo(h.saliency().mask().high(0, p));
         }
     }
@@ -84,8 +84,8 @@ class PnMixChecksTest {
     void halfSplitSaliencyPairsChannelPWithChannelPPlusHalf() {
         // One token after the sink, d = 4, one head, k = q = (0, 3, 0, 4). Half split pairs (0, 2), (1, 3): norms 0
         // and 5, so pair 1 is high; adjacent pairs (0, 1), (2, 3) would have norms 3 and 4.
-        PnMixConfig hs = new PnMixConfig(256, 16, 1, 1, 4, 10000.0, PairLayout.HALF_SPLIT, 1, 1, 1, 0.5, 3, 1, 2, 128,
-                org.mechspec.compute.OneBitLevels.CONDITIONAL_MEANS, 2, 0);
+        PnMixConfig hs = new PnMixConfig(new PnMixConfig.Model(256, 16, 1, 1, 4, 10000.0, PairLayout.HALF_SPLIT),
+                new PnMixConfig.CachePolicy(1, 1, 1, 0.5, 3, 1, 2, 128, org.mechspec.compute.OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(2, 0));
         double[] x = {9, 9, 9, 9, 0, 3, 0, 4};
         Projections t = new Projections(2, 1, 1, 4, x, x, x, x, x, x, x);
         PairMask m = PnMixChecks.specSaliency(t, hs);
@@ -268,7 +268,7 @@ class PnMixChecksTest {
     void mixedMustBeStrictlyBelowUniformAndEveryWidthIsChecked() {
         // Groups of 8: 3/1-bit keys take 3 + 1 bytes per channel pair, uniform 2-bit 2 + 2: equal budgets.
         PnMixConfig eq = PnMixFixtures.small(2, 1, 8, 2, 8, 18, 6, 3, 1, 2);
-        Projections t = PnMixFixtures.syntheticTruth(eq, SEED, eq.layout());
+        Projections t = PnMixFixtures.syntheticTruth(eq, SEED, eq.model().layout());
         PnMixExperiment e = PnMixExperiment.over(SEED, t, new Rng(SEED), "x", eq, CpuBackend.INSTANCE);
         double main = e.main().quality().attentionKl();
         PnMixExperiment above = Records.with(e, "uniform", Records.with(e.uniform(), "attentionKl", Math.nextUp(main)));

@@ -29,9 +29,8 @@ class PnMixConfigTest {
         int decodeTokens = 4;
 
         PnMixConfig build() {
-            return new PnMixConfig(vocab, modelDim, queryHeads, kvHeads, headDim, ropeTheta, PairLayout.ADJACENT, sinkTokens,
-                    groupSize, residualSize, 0.5, highBits, lowBits, valueBits, valueGroupSize,
-                    OneBitLevels.CONDITIONAL_MEANS, prefillTokens, decodeTokens);
+            return new PnMixConfig(new PnMixConfig.Model(vocab, modelDim, queryHeads, kvHeads, headDim, ropeTheta, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy(sinkTokens, groupSize, residualSize, 0.5, highBits, lowBits, valueBits, valueGroupSize, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(prefillTokens, decodeTokens));
         }
     }
 
@@ -48,7 +47,7 @@ class PnMixConfigTest {
     @Test
     void theBaseArgumentsAreValid() {
         PnMixConfig c = with(a -> { });
-        assertThat(c.kvChannels()).isEqualTo(16);
+        assertThat(c.model().kvChannels()).isEqualTo(16);
         assertThat(c.totalTokens()).isEqualTo(16);
     }
 
@@ -67,10 +66,10 @@ class PnMixConfigTest {
 
     @Test
     void negativeSinkOrDecodeCountsAreRejected() {
-        rejects(a -> a.sinkTokens = -1, "sinkTokens and decodeTokens must not be negative, got -1, 4");
-        rejects(a -> a.decodeTokens = -1, "sinkTokens and decodeTokens must not be negative, got 2, -1");
-        assertThat(with(a -> a.decodeTokens = 0).decodeTokens()).isZero();
-        assertThat(with(a -> a.sinkTokens = 0).sinkTokens()).isZero();
+        rejects(a -> a.sinkTokens = -1, "sinkTokens must not be negative, got -1");
+        rejects(a -> a.decodeTokens = -1, "decodeTokens must not be negative, got -1");
+        assertThat(with(a -> a.decodeTokens = 0).tokens().decode()).isZero();
+        assertThat(with(a -> a.sinkTokens = 0).cache().sinkTokens()).isZero();
     }
 
     @Test
@@ -87,7 +86,7 @@ class PnMixConfigTest {
         rejects(a -> a.ropeTheta = 1.0, "ropeTheta must be finite and > 1");
         rejects(a -> a.ropeTheta = Double.POSITIVE_INFINITY, "ropeTheta");
         rejects(a -> a.ropeTheta = Double.NaN, "ropeTheta");
-        assertThat(with(a -> a.ropeTheta = Math.nextUp(1.0)).ropeTheta()).isGreaterThan(1.0);
+        assertThat(with(a -> a.ropeTheta = Math.nextUp(1.0)).model().ropeTheta()).isGreaterThan(1.0);
     }
 
     @Test
@@ -99,6 +98,6 @@ class PnMixConfigTest {
     @Test
     void prefillMustHaveTokensAfterTheSinks() {
         rejects(a -> a.prefillTokens = 2, "prefillTokens 2 <= sinkTokens 2");
-        assertThat(with(a -> a.prefillTokens = 3).prefillTokens()).isEqualTo(3);
+        assertThat(with(a -> a.prefillTokens = 3).tokens().prefill()).isEqualTo(3);
     }
 }

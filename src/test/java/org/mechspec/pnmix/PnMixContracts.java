@@ -74,7 +74,7 @@ class PnMixContracts {
         qt().withExamples(40).forAll(lengths(), kvShapes(), widths(), longs().all()).checkAssert((n, shape, bits, seed) -> {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], 32, 128, 33, 0, bits[0], bits[1], bits[2]);
             PairMask mask = PnMixFixtures.randomMask(c, seed);
-            int[] keyBits = mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits());
+            int[] keyBits = mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits());
             StreamingCache cache = PnMixFixtures.filledCache(c, keyBits, mask.bytes(), n, seed, null);
             ByteBudget b = ByteBudget.of(c, n, keyBits, mask.byteLength());
             assertThat(cache.keyBytes()).as("key bytes").isEqualTo(b.keyBytes());
@@ -102,7 +102,7 @@ class PnMixContracts {
                 .checkAssert((n, sink, group, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2, 1, 4, sink, group, sink + 1, 0, 3, 1, 2);
                     PairMask mask = PnMixFixtures.randomMask(c, seed);
-                    StreamingCache cache = PnMixFixtures.filledCache(c, mask.channelBits(4, c.layout(), 3, 1), mask.bytes(), n, seed, null);
+                    StreamingCache cache = PnMixFixtures.filledCache(c, mask.channelBits(4, c.model().layout(), 3, 1), mask.bytes(), n, seed, null);
                     ByteBudget b = ByteBudget.of(c, n, cache.keyBits(), 0);
                     assertThat(new int[] {cache.sinkTokens(), cache.quantizedTokens(), cache.residualTokens()})
                             .containsExactly(b.sinkTokens(), b.quantizedTokens(), b.residualTokens());
@@ -130,11 +130,11 @@ class PnMixContracts {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], sink, 8, sink + 1, 0, 3, 1, 2);
             double[][] truth = new double[2][];
             StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
-                    .channelBits(c.headDim(), c.layout(), 3, 1), new byte[4], n, seed, truth);
+                    .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, truth);
             PackedKvCache view = cache.view();
             double[] keys = CacheContents.keys(view, new CpuPackedCacheOps());
             double[] values = CacheContents.values(view, new CpuPackedCacheOps());
-            int s = Math.min(n, sink) * c.kvChannels();
+            int s = Math.min(n, sink) * c.model().kvChannels();
             assertThat(Arrays.copyOf(keys, s)).containsExactly(Arrays.copyOf(truth[0], s));
             assertThat(Arrays.copyOf(values, s)).containsExactly(Arrays.copyOf(truth[1], s));
         });
@@ -152,7 +152,7 @@ class PnMixContracts {
     }
 
     private static PnMixResult smallRun(PnMixConfig c, long seed) {
-        Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.layout());
+        Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
         return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
     }
 
@@ -194,7 +194,7 @@ class PnMixContracts {
         int mismatches = PnMixChecks.saliencyMaskMismatches(e.main(), e.truth());
         run.metric("saliency_mask", e.main().saliency().mask().asLong()).metric("saliency_mask_mismatches", (long) mismatches);
         assertThat(mismatches).as("pairs or key channels off the specification's saliency").isZero();
-        for (int h = 0; h < e.main().config().kvHeads(); h++) {
+        for (int h = 0; h < e.main().config().model().kvHeads(); h++) {
             assertThat(e.main().saliency().mask().highCount(h)).as("high pairs of KV head %d", h).isEqualTo(8);
         }
     }
@@ -203,16 +203,16 @@ class PnMixContracts {
     @Test
     void saliencyPicksTopPairsWithTiesToLowerIndex() {
         qt().withExamples(30).forAll(smallProtocols(), longs().all(), Generate.booleans()).checkAssert((c, seed, tie) -> {
-            Projections t = PnMixFixtures.syntheticTruth(c, seed, c.layout());
+            Projections t = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
             if (tie) { // pair 1 a copy of pair 0 in every q and k head: equal scores, pair 0 must win
-                copyPair(t.q(), c.headDim());
-                copyPair(t.k(), c.headDim());
+                copyPair(t.q(), c.model().headDim());
+                copyPair(t.k(), c.model().headDim());
             }
-            PairMask got = PairSaliency.select(PairSaliency.scores(t, c.sinkTokens(), c.prefillTokens(), c.layout()),
-                    c.kvHeads(), c.pairs(), c.highPairsPerHead());
+            PairMask got = PairSaliency.select(PairSaliency.scores(t, c.cache().sinkTokens(), c.tokens().prefill(), c.model().layout()),
+                    c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead());
             assertThat(got).isEqualTo(PnMixChecks.specSaliency(t, c));
             if (tie) {
-                for (int h = 0; h < c.kvHeads(); h++) {
+                for (int h = 0; h < c.model().kvHeads(); h++) {
                     assertThat(got.high(h, 0) || !got.high(h, 1)).as("tie goes to the lower index").isTrue();
                 }
             }
@@ -362,17 +362,17 @@ class PnMixContracts {
                 .checkAssert((n, shape, queries, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2 * shape[0], shape[0], shape[1], 5, 16, 6, 0, 3, 1, 2);
                     StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
-                            .channelBits(c.headDim(), c.layout(), 3, 1), new byte[4], n, seed, null);
+                            .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, null);
                     PackedKvCache view = cache.view();
                     int tq = Math.min(queries, n);
                     boolean causal = seed % 2 == 0;
-                    double[] q = new Rng(seed + 1).normals(c.queryHeads() * tq * c.headDim(), 0, 1);
+                    double[] q = new Rng(seed + 1).normals(c.model().queryHeads() * tq * c.model().headDim(), 0, 1);
                     CpuPackedCacheOps ops = new CpuPackedCacheOps();
-                    double[] packed = ops.attend(view, q, c.queryHeads(), tq, causal, false).out();
-                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.kvHeads(), c.headDim());
-                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.kvHeads(), c.headDim());
-                    double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.queryHeads(), c.kvHeads(), tq, n,
-                            c.headDim(), c.headDim(), causal), q, k, v, null);
+                    double[] packed = ops.attend(view, q, c.model().queryHeads(), tq, causal, false).out();
+                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.model().kvHeads(), c.model().headDim());
+                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.model().kvHeads(), c.model().headDim());
+                    double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.model().queryHeads(), c.model().kvHeads(), tq, n,
+                            c.model().headDim(), c.model().headDim(), causal), q, k, v, null);
                     assertThat(maxAbsDiff(packed, oracle)).isLessThanOrEqualTo(1e-12);
                 });
     }
@@ -441,7 +441,7 @@ class PnMixContracts {
                 .metric("uniform_2bit_quantized_key_bytes", e.uniform().storage().quantizedKeyBytes())
                 .metric("uniform_2bit_key_bytes", e.uniform().storage().keyBytes())
                 .metric("quantized_key_bytes_budget", ConfigCounts.quantizedKeyBytesBudget(e.main().config(), e.main().tokens(),
-                        e.main().config().highBits(), e.main().config().lowBits(), 2 * e.main().config().highPairsPerHead()));
+                        e.main().config().cache().highBits(), e.main().config().cache().lowBits(), 2 * e.main().config().highPairsPerHead()));
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("mixed KL %s vs uniform 2-bit KL %s at %d vs %d quantized key bytes",
                 e.main().quality().attentionKl(), e.uniform().quality().attentionKl(), e.main().storage().quantizedKeyBytes(), e.uniform().storage().quantizedKeyBytes()).isTrue();
     }

@@ -30,8 +30,8 @@ class PnMixDefinitionContracts {
         Gen<int[]> heads = Generate.pick(List.of(new int[] {2, 1}, new int[] {4, 2}, new int[] {6, 3}));
         return heads.zip(Generate.pick(List.of(2, 8, 16)), Generate.pick(List.of(1, 3, 16)),
                 Generate.enumValues(PairLayout.class), Generate.pick(List.of(10000.0, 1.0e6, 1.5)),
-                (h, d, dm, layout, theta) -> new PnMixConfig(256, dm, h[0], h[1], d, theta, layout, 2, 4, 4, 0.5, 3, 1, 2, 128,
-                        OneBitLevels.CONDITIONAL_MEANS, 20, 12));
+                (h, d, dm, layout, theta) -> new PnMixConfig(new PnMixConfig.Model(256, dm, h[0], h[1], d, theta, layout),
+                new PnMixConfig.CachePolicy(2, 4, 4, 0.5, 3, 1, 2, 128, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(20, 12)));
     }
 
     private static Projections smallTruth(PnMixConfig c, long seed) {
@@ -45,7 +45,7 @@ class PnMixDefinitionContracts {
     void ropeRotationAnglesExact(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         PnMixConfig c = e.main().config();
-        RopeChecks.Deviation dev = RopeChecks.rotation(e.truth(), c.ropeTheta(), c.layout());
+        RopeChecks.Deviation dev = RopeChecks.rotation(e.truth(), c.model().ropeTheta(), c.model().layout());
         long fp16 = RopeChecks.fp16TruthMismatches(e.truth());
         run.metric("rope_rotation_max_error", dev.maxError()).metric("rope_rotation_max_error_over_bound", dev.maxOverBound())
                 .metric("rope_fp16_truth_mismatches", fp16);
@@ -71,7 +71,7 @@ class PnMixDefinitionContracts {
         // The layer itself: its q and k after RoPE are the definition's rotation of its q and k before.
         qt().withExamples(30).forAll(smallLayers(), longs().all()).checkAssert((c, seed) -> {
             Projections p = smallTruth(c, seed);
-            assertThat(RopeChecks.rotation(p, c.ropeTheta(), c.layout()).holds()).isTrue();
+            assertThat(RopeChecks.rotation(p, c.model().ropeTheta(), c.model().layout()).holds()).isTrue();
             assertThat(RopeChecks.fp16TruthMismatches(p)).isZero();
         });
     }
@@ -81,7 +81,7 @@ class PnMixDefinitionContracts {
     void ropeRelativePosition(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         PnMixConfig c = e.main().config();
-        RopeChecks.Deviation dev = RopeChecks.relativePosition(e.truth(), c.ropeTheta(), c.layout());
+        RopeChecks.Deviation dev = RopeChecks.relativePosition(e.truth(), c.model().ropeTheta(), c.model().layout());
         run.metric("rope_relative_position_max_error", dev.maxError())
                 .metric("rope_relative_position_max_error_over_bound", dev.maxOverBound());
         assertThat(dev.holds()).as("q_m·k_n vs the closed form at m − n: %s", dev).isTrue();
@@ -110,7 +110,7 @@ class PnMixDefinitionContracts {
                     }
                 });
         qt().withExamples(30).forAll(smallLayers(), longs().all()).checkAssert((c, seed) ->
-                assertThat(RopeChecks.relativePosition(smallTruth(c, seed), c.ropeTheta(), c.layout()).holds()).isTrue());
+                assertThat(RopeChecks.relativePosition(smallTruth(c, seed), c.model().ropeTheta(), c.model().layout()).holds()).isTrue());
     }
 
     // ---- the seed's stream -------------------------------------------------------------------------------------
@@ -144,7 +144,7 @@ class PnMixDefinitionContracts {
         assertThat(masks).as("random masks").hasSize(PnMixExperiment.RANDOM_MASKS);
         assertThat(bad).as("random mask flags off the definition's Fisher–Yates draws after W_v").isZero();
         for (PairMask m : masks) {
-            for (int h = 0; h < c.kvHeads(); h++) {
+            for (int h = 0; h < c.model().kvHeads(); h++) {
                 assertThat(m.highCount(h)).as("high pairs of KV head %d in %s", h, m).isEqualTo(c.highPairsPerHead());
             }
         }
@@ -201,7 +201,7 @@ class PnMixDefinitionContracts {
     @Test
     void figuresOfSmallRunsMatchTheirDefinitions() {
         qt().withExamples(20).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
-            Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.layout());
+            Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
             PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, false)
                     .run(truth, KeyPlan.saliency());
             for (FigureChecks.Figure f : FigureChecks.figures(r, truth)) {

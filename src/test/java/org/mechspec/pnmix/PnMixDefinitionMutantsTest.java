@@ -22,7 +22,7 @@ import org.mechspec.spec.Records;
 class PnMixDefinitionMutantsTest {
     private static final long SEED = 42;
     private final PnMixConfig pinned = PnMixConfig.pinned();
-    private final double theta = pinned.ropeTheta();
+    private final double theta = pinned.model().ropeTheta();
     /** Computed per test instance (not in a static initializer), so a relaunch against a mutant recomputes it. */
     private final Projections truth = PnMixFixtures.syntheticTruth(pinned, SEED, PairLayout.ADJACENT);
 
@@ -124,11 +124,11 @@ class PnMixDefinitionMutantsTest {
 
         PairMask[] headZeroOnly = new PairMask[masks.length];
         for (int m = 0; m < masks.length; m++) {
-            boolean[] high = new boolean[c.kvHeads() * c.pairs()];
-            for (int p = 0; p < c.pairs(); p++) {
+            boolean[] high = new boolean[c.model().kvHeads() * c.model().pairs()];
+            for (int p = 0; p < c.model().pairs(); p++) {
                 high[p] = masks[m].high(0, p);
             }
-            headZeroOnly[m] = PairMask.of(c.kvHeads(), c.pairs(), high);
+            headZeroOnly[m] = PairMask.of(c.model().kvHeads(), c.model().pairs(), high);
         }
         assertThat(StreamChecks.randomMaskMismatches(headZeroOnly, SEED, c)).isPositive();
 
@@ -137,9 +137,9 @@ class PnMixDefinitionMutantsTest {
         new RandomRopeLayer(rng, c);
         PairMask[] sattolo = new PairMask[masks.length];
         for (int m = 0; m < masks.length; m++) {
-            boolean[] high = new boolean[c.kvHeads() * c.pairs()];
-            for (int h = 0; h < c.kvHeads(); h++) {
-                int[] perm = new int[c.pairs()];
+            boolean[] high = new boolean[c.model().kvHeads() * c.model().pairs()];
+            for (int h = 0; h < c.model().kvHeads(); h++) {
+                int[] perm = new int[c.model().pairs()];
                 Arrays.setAll(perm, i -> i);
                 for (int i = perm.length - 1; i >= 1; i--) {
                     int j = (int) (rng.uniform() * i);
@@ -148,10 +148,10 @@ class PnMixDefinitionMutantsTest {
                     perm[j] = tmp;
                 }
                 for (int k = 0; k < c.highPairsPerHead(); k++) {
-                    high[h * c.pairs() + perm[k]] = true;
+                    high[h * c.model().pairs() + perm[k]] = true;
                 }
             }
-            sattolo[m] = PairMask.of(c.kvHeads(), c.pairs(), high);
+            sattolo[m] = PairMask.of(c.model().kvHeads(), c.model().pairs(), high);
         }
         assertThat(StreamChecks.randomMaskMismatches(sattolo, SEED, c)).isPositive();
     }
@@ -172,7 +172,7 @@ class PnMixDefinitionMutantsTest {
         assertThat(counterPremise(mixedBaseline)).as("the counter-only premise lets it through").isTrue();
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(mixedBaseline)).isFalse();
         // Both counters forget the 4 bytes of fp16 scale and zero per channel and group.
-        long meta = 4L * e.main().config().kvChannels() * e.main().finalCache().groups().size();
+        long meta = 4L * e.main().config().model().kvChannels() * e.main().finalCache().groups().size();
         PnMixExperiment codesOnly = Records.with(Records.with(e, "main", Records.with(e.main(), "quantizedKeyBytes",
                 e.main().storage().quantizedKeyBytes() - meta)), "uniform", Records.with(e.uniform(), "quantizedKeyBytes",
                 e.uniform().storage().quantizedKeyBytes() - meta));
@@ -185,7 +185,7 @@ class PnMixDefinitionMutantsTest {
         PnMixResult r = run(new DelegatingOps());
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, 1e-12)).isTrue();
         PnMixResult allChanged = Records.with(Records.with(Records.with(Records.with(r, "unchangedWindowQueries", 0),
-                "changedWindowQueries", pinned.decodeTokens()), "unchangedWindowMaxDelta", 0.0), "changedWindowMaxDelta",
+                "changedWindowQueries", pinned.tokens().decode()), "unchangedWindowMaxDelta", 0.0), "changedWindowMaxDelta",
                 r.calls().onlineVsFinalMaxDelta());
         // The old predicate: nothing in the unchanged window, something changed in the other; vacuously true.
         assertThat(allChanged.calls().unchangedWindowMaxDelta() <= 1e-12 && allChanged.calls().changedWindowMaxDelta() > 1e-12).isTrue();

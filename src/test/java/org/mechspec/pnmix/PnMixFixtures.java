@@ -42,8 +42,8 @@ final class PnMixFixtures {
     /** A small configuration for property runs (model dim 16, RoPE θ 10000, adjacent pairs, ratio 0.5). */
     static PnMixConfig small(int queryHeads, int kvHeads, int headDim, int sink, int group, int prefill, int decode,
                              int highBits, int lowBits, int valueBits) {
-        return new PnMixConfig(256, 16, queryHeads, kvHeads, headDim, 10000.0, PairLayout.ADJACENT, sink, group, group, 0.5,
-                highBits, lowBits, valueBits, 128, OneBitLevels.CONDITIONAL_MEANS, prefill, decode);
+        return new PnMixConfig(new PnMixConfig.Model(256, 16, queryHeads, kvHeads, headDim, 10000.0, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy(sink, group, group, 0.5, highBits, lowBits, valueBits, 128, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(prefill, decode));
     }
 
     /** fp16 rows of N(0, std²) values, [tokens][channels]. */
@@ -59,10 +59,10 @@ final class PnMixFixtures {
     static StreamingCache filledCache(PnMixConfig c, int[] keyBits, byte[] mask, int tokens, long seed, double[][] truthOut) {
         StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), keyBits, mask);
         Rng rng = new Rng(seed);
-        double[] k = halfRows(rng, tokens, c.kvChannels(), 1.0);
-        double[] v = halfRows(rng, tokens, c.kvChannels(), 1.0);
+        double[] k = halfRows(rng, tokens, c.model().kvChannels(), 1.0);
+        double[] v = halfRows(rng, tokens, c.model().kvChannels(), 1.0);
         for (int t = 0; t < tokens; t++) {
-            cache.append(Projections.row(k, c.kvChannels(), t), Projections.row(v, c.kvChannels(), t));
+            cache.append(Projections.row(k, c.model().kvChannels(), t), Projections.row(v, c.model().kvChannels(), t));
         }
         if (truthOut != null) {
             truthOut[0] = k;
@@ -73,7 +73,7 @@ final class PnMixFixtures {
 
     /** A random mask with the config's ratio. */
     static PairMask randomMask(PnMixConfig c, long seed) {
-        return RandomMasks.draw(new Rng(seed), 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
+        return RandomMasks.draw(new Rng(seed), 1, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
     }
 
     /** Random byte tokens (printable ASCII), for runs that must not depend on the data set. */

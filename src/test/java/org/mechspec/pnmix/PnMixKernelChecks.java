@@ -88,24 +88,23 @@ public final class PnMixKernelChecks {
         if (which == 0) {
             c = PnMixConfig.pinned();
             tokens = c.totalTokens();
-            queries = c.decodeTokens();
+            queries = c.tokens().decode();
         } else {
             int kv = 1 + (int) (rng.uniform() * 3);
             int d = 2 * (1 + (int) (rng.uniform() * 16));
-            c = new PnMixConfig(256, 16, kv * (1 + (int) (rng.uniform() * 3)), kv, d, 10000.0, PairLayout.ADJACENT,
-                    (int) (rng.uniform() * 6), 8, 16, 0.5, 1 + (int) (rng.uniform() * 8), 1 + (int) (rng.uniform() * 8),
-                    1 + (int) (rng.uniform() * 8), 128, OneBitLevels.CONDITIONAL_MEANS, 40, 0);
+            c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * (1 + (int) (rng.uniform() * 3)), kv, d, 10000.0, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy((int) (rng.uniform() * 6), 8, 16, 0.5, 1 + (int) (rng.uniform() * 8), 1 + (int) (rng.uniform() * 8), 1 + (int) (rng.uniform() * 8), 128, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(40, 0));
             tokens = 1 + (int) (rng.uniform() * 300);
             queries = 1 + (int) (rng.uniform() * Math.min(tokens, 7));
         }
-        PairMask mask = RandomMasks.draw(rng, 1, c.kvHeads(), c.pairs(), c.highPairsPerHead())[0];
+        PairMask mask = RandomMasks.draw(rng, 1, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
         StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(),
-                mask.channelBits(c.headDim(), c.layout(), c.highBits(), c.lowBits()), mask.bytes());
+                mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
         for (int t = 0; t < tokens; t++) {
-            cache.append(half(rng, c.kvChannels()), half(rng, c.kvChannels()));
+            cache.append(half(rng, c.model().kvChannels()), half(rng, c.model().kvChannels()));
         }
-        double[] q = half(rng, c.queryHeads() * queries * c.headDim());
-        return new AttentionCase(cache.view(), c.queryHeads(), queries, which == 0 || rng.uniform() < 0.5, q);
+        double[] q = half(rng, c.model().queryHeads() * queries * c.model().headDim());
+        return new AttentionCase(cache.view(), c.model().queryHeads(), queries, which == 0 || rng.uniform() < 0.5, q);
     }
 
     /** fp64 kernel: within chain·u64·max(1,|oracle|) of the CPU fp64 oracle over the same packed cache. */

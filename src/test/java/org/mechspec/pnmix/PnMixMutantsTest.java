@@ -94,13 +94,13 @@ class PnMixMutantsTest {
         // Decode tokens whose low pairs are 20x larger: recomputed saliency must move the mask.
         Projections t = truth();
         PairMask prefillMask = unbroken().saliency().mask();
-        int d = pinned.headDim();
-        for (int tok = pinned.prefillTokens(); tok < pinned.totalTokens(); tok++) {
-            for (int h = 0; h < pinned.queryHeads(); h++) {
-                boost(t.q(), (tok * pinned.queryHeads() + h) * d, prefillMask, h / (pinned.queryHeads() / pinned.kvHeads()));
+        int d = pinned.model().headDim();
+        for (int tok = pinned.tokens().prefill(); tok < pinned.totalTokens(); tok++) {
+            for (int h = 0; h < pinned.model().queryHeads(); h++) {
+                boost(t.q(), (tok * pinned.model().queryHeads() + h) * d, prefillMask, h / (pinned.model().queryHeads() / pinned.model().kvHeads()));
             }
-            for (int h = 0; h < pinned.kvHeads(); h++) {
-                boost(t.k(), tok * pinned.kvChannels() + h * d, prefillMask, h);
+            for (int h = 0; h < pinned.model().kvHeads(); h++) {
+                boost(t.k(), tok * pinned.model().kvChannels() + h * d, prefillMask, h);
             }
         }
         PnMixResult boosted = run(new CpuPackedCacheOps(), t);
@@ -109,7 +109,7 @@ class PnMixMutantsTest {
     }
 
     private void boost(double[] rows, int base, PairMask mask, int kvHead) {
-        for (int c = 0; c < pinned.headDim(); c++) {
+        for (int c = 0; c < pinned.model().headDim(); c++) {
             if (!mask.high(kvHead, c / 2)) {
                 rows[base + c] = HalfFloat.roundToHalf(rows[base + c] * 20);
             }

@@ -43,8 +43,8 @@ class PnMixPartsTest {
 
     @Test
     void tokensOutsideTheVocabularyAreRejected() {
-        PnMixConfig c = new PnMixConfig(100, 16, 2, 1, 4, 10000.0, PairLayout.ADJACENT, 1, 4, 4, 0.5, 3, 1, 2, 4,
-                OneBitLevels.CONDITIONAL_MEANS, 3, 0);
+        PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(100, 16, 2, 1, 4, 10000.0, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy(1, 4, 4, 0.5, 3, 1, 2, 4, OneBitLevels.CONDITIONAL_MEANS), new PnMixConfig.Tokens(3, 0));
         RandomRopeLayer layer = new RandomRopeLayer(new Rng(1), c);
         assertThat(layer.project(new byte[] {0, 50, 99}).tokens()).isEqualTo(3);
         assertThatThrownBy(() -> layer.project(new byte[] {5, 100, 7})).isInstanceOf(IllegalArgumentException.class)

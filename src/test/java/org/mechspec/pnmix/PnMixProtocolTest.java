@@ -20,7 +20,7 @@ class PnMixProtocolTest {
     }
 
     private Projections truth(PnMixConfig c, long seed) {
-        return PnMixFixtures.syntheticTruth(c, seed, c.layout());
+        return PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
     }
 
     private PnMixResult run(PnMixConfig c, PackedCacheOps ops) {
@@ -94,7 +94,7 @@ class PnMixProtocolTest {
     void recomputedSaliencyIsCountedAndReplacesTheMask() {
         Projections t = truth(config, 2); // seed 2: the masks over 12, 16 and 18 tokens all differ
         PnMixResult r = BrokenPnMix.recomputedSaliency(run(config, new CpuPackedCacheOps(), t), t);
-        assertThat(r.saliency().saliencyComputations()).isEqualTo(1 + config.decodeTokens());
+        assertThat(r.saliency().saliencyComputations()).isEqualTo(1 + config.tokens().decode());
         // the last recomputation covers every non-sink token
         PairMask last = saliency(t, 18);
         assertThat(last).isNotEqualTo(saliency(t, 16)).isNotEqualTo(saliency(t, 12));

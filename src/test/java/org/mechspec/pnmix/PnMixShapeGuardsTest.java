@@ -37,24 +37,25 @@ class PnMixShapeGuardsTest {
     }
 
     private static PnMixConfig config(PairLayout layout, OneBitLevels levels) {
-        return new PnMixConfig(256, 16, 2, 1, 4, 10000.0, layout, 1, 2, 2, 0.5, 3, 1, 2, 128, levels, 4, 0);
+        return new PnMixConfig(new PnMixConfig.Model(256, 16, 2, 1, 4, 10000.0, layout),
+                new PnMixConfig.CachePolicy(1, 2, 2, 0.5, 3, 1, 2, 128, levels), new PnMixConfig.Tokens(4, 0));
     }
 
     @Test
     void aConfigWithoutLayoutOrWithoutOneBitLevelsIsRejected() {
-        assertThat(config(PairLayout.HALF_SPLIT, OneBitLevels.CONDITIONAL_MEANS).layout()).isEqualTo(PairLayout.HALF_SPLIT);
+        assertThat(config(PairLayout.HALF_SPLIT, OneBitLevels.CONDITIONAL_MEANS).model().layout()).isEqualTo(PairLayout.HALF_SPLIT);
         assertThatThrownBy(() -> config(null, OneBitLevels.CONDITIONAL_MEANS)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("layout and oneBitLevels must be given");
+                .hasMessage("layout must be given");
         assertThatThrownBy(() -> config(PairLayout.ADJACENT, null)).isInstanceOf(IllegalArgumentException.class)
-                .hasMessage("layout and oneBitLevels must be given");
+                .hasMessage("oneBitLevels must be given");
     }
 
     @Test
     void aRandomMaskOfTheRightHeadsButAnotherPairCountIsMaximallyWrong() {
         // The check's shape: 1 KV head, headDim 4 → 2 pairs, 1 high pair per head.
         PnMixConfig c = config(PairLayout.ADJACENT, OneBitLevels.CONDITIONAL_MEANS);
-        assertThat(c.kvHeads()).isEqualTo(1);
-        assertThat(c.pairs()).isEqualTo(2);
+        assertThat(c.model().kvHeads()).isEqualTo(1);
+        assertThat(c.model().pairs()).isEqualTo(2);
         // Same head count; 4 or 1 pairs. Comparing the first pairs' flags would give a small finite count.
         assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {PnMixFixtures.mask(1, 4)}, 11, c)).isEqualTo(Long.MAX_VALUE);
         assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {PnMixFixtures.mask(1, 1)}, 11, c)).isEqualTo(Long.MAX_VALUE);

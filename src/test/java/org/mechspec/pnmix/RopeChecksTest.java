@@ -89,15 +89,15 @@ class RopeChecksTest {
 
     @Test
     void relativePositionSeesTheSecondKvHeadAndTheDiagonal() {
-        assertThat(RopeChecks.relativePosition(truth, c.ropeTheta(), PairLayout.ADJACENT).holds()).isTrue();
+        assertThat(RopeChecks.relativePosition(truth, c.model().ropeTheta(), PairLayout.ADJACENT).holds()).isTrue();
         // KV head 1 of token 3 off: only query heads 2 and 3 attend to it.
         double[] kr = truth.kRope().clone();
         kr[3 * truth.kvWidth() + 8 + 1] += 0.5;
-        assertThat(RopeChecks.relativePosition(withRope(truth.qRope(), kr), c.ropeTheta(), PairLayout.ADJACENT).holds()).isFalse();
+        assertThat(RopeChecks.relativePosition(withRope(truth.qRope(), kr), c.model().ropeTheta(), PairLayout.ADJACENT).holds()).isFalse();
         // The query of token 0 off: only the pair (m, n) = (0, 0) sees it.
         double[] qr = truth.qRope().clone();
         qr[1] += 0.5;
-        assertThat(RopeChecks.relativePosition(withRope(qr, truth.kRope()), c.ropeTheta(), PairLayout.ADJACENT).holds()).isFalse();
+        assertThat(RopeChecks.relativePosition(withRope(qr, truth.kRope()), c.model().ropeTheta(), PairLayout.ADJACENT).holds()).isFalse();
     }
 
     @Test

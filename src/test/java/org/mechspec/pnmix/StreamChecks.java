@@ -15,11 +15,11 @@ public final class StreamChecks {
 
     /** E, W_q, W_k, W_v drawn from {@code rng}, which then stands right after W_v. */
     static double[][] layer(Rng rng, PnMixConfig c) {
-        double s = 1.0 / StrictMath.sqrt(c.modelDim());
-        double[] e = draw(rng, c.vocab() * c.modelDim(), 1.0);
-        double[] wq = draw(rng, c.modelDim() * c.queryHeads() * c.headDim(), s);
-        double[] wk = draw(rng, c.modelDim() * c.kvHeads() * c.headDim(), s);
-        double[] wv = draw(rng, c.modelDim() * c.kvHeads() * c.headDim(), s);
+        double s = 1.0 / StrictMath.sqrt(c.model().modelDim());
+        double[] e = draw(rng, c.model().vocab() * c.model().modelDim(), 1.0);
+        double[] wq = draw(rng, c.model().modelDim() * c.model().queryHeads() * c.model().headDim(), s);
+        double[] wk = draw(rng, c.model().modelDim() * c.model().kvHeads() * c.model().headDim(), s);
+        double[] wv = draw(rng, c.model().modelDim() * c.model().kvHeads() * c.model().headDim(), s);
         return new double[][] {e, wq, wk, wv};
     }
 
@@ -37,7 +37,7 @@ public final class StreamChecks {
      */
     public static long projectionMismatches(Projections p, byte[] tokens, long seed, PnMixConfig c) {
         double[][] w = layer(new Rng(seed), c);
-        int dm = c.modelDim();
+        int dm = c.model().modelDim();
         long bad = 0;
         for (int t = 0; t < tokens.length; t++) {
             int row = (tokens[t] & 0xFF) * dm;
@@ -65,7 +65,7 @@ public final class StreamChecks {
     public static long randomMaskMismatches(PairMask[] masks, long seed, PnMixConfig c) {
         Rng rng = new Rng(seed);
         layer(rng, c);
-        return randomMaskMismatches(masks, rng, c.kvHeads(), c.pairs(), c.highPairsPerHead());
+        return randomMaskMismatches(masks, rng, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead());
     }
 
     /** Flags of {@code masks} that differ from the definition's masks drawn from {@code rng} as it stands. */

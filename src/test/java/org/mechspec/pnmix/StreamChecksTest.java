@@ -35,7 +35,7 @@ class StreamChecksTest {
 
     @Test
     void aMaskOfTheWrongShapeIsMaximallyWrong() {
-        PairMask twoHeads = PairMask.of(2, c.pairs(), new boolean[2 * c.pairs()]);
+        PairMask twoHeads = PairMask.of(2, c.model().pairs(), new boolean[2 * c.model().pairs()]);
         assertThat(StreamChecks.randomMaskMismatches(new PairMask[] {twoHeads}, SEED, c)).isEqualTo(Long.MAX_VALUE);
     }
 }
