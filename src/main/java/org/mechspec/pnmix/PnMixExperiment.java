@@ -26,7 +26,7 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     public static PnMixExperiment run(long seed, byte[] tokens, String datasetSha256, PnMixConfig config,
                                       Backend backend) {
         Rng rng = new Rng(seed);
-        Projections truth = new RandomRopeLayer(rng, config, config.model().layout()).project(tokens);
+        Projections truth = new RandomRopeLayer(rng, config).project(tokens);
         return over(seed, truth, rng, datasetSha256, config, backend);
     }
 

@@ -1,0 +1,28 @@
+package org.mechspec.spec;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Repeatable;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Marks a mutant test: it builds a deliberately broken mechanism (in src/test, through a seam or a decorator) and
+ * asserts that this declared check reports false on it. The meta-test fails for a declared check that no such test
+ * breaks, and for one that names an undeclared check.
+ */
+@Target(ElementType.METHOD)
+@Retention(RetentionPolicy.RUNTIME)
+@Repeatable(Breaks.All.class)
+public @interface Breaks {
+    String paper();
+
+    String check();
+
+    /** Several checks broken by one mutant. */
+    @Target(ElementType.METHOD)
+    @Retention(RetentionPolicy.RUNTIME)
+    @interface All {
+        Breaks[] value();
+    }
+}
