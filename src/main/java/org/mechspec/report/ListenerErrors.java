@@ -11,13 +11,23 @@ import java.util.List;
  */
 public final class ListenerErrors {
     public static final String FILE = "mechspec-errors.txt";
+    /** One line per data set a test was skipped for (its file and the flag to pass), written by the listener. */
+    public static final String MISSING_DATA_FILE = "mechspec-missing-data.txt";
 
     private ListenerErrors() {
     }
 
     /** The error lines of the last run whose artifacts went to {@code dir}; empty when it had none. */
     public static List<String> read(Path dir) throws IOException {
-        Path file = dir.resolve(FILE);
+        return lines(dir.resolve(FILE));
+    }
+
+    /** The missing-data lines of the last run whose artifacts went to {@code dir}. */
+    public static List<String> missingData(Path dir) throws IOException {
+        return lines(dir.resolve(MISSING_DATA_FILE));
+    }
+
+    private static List<String> lines(Path file) throws IOException {
         return Files.exists(file) ? Files.readAllLines(file) : List.of();
     }
 }

@@ -5,15 +5,21 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
 import java.util.stream.Stream;
 import org.mechspec.spec.Manifest;
 import org.mechspec.spec.ManifestLoader;
 
 /**
- * The verify-phase gate: compares every fresh artifact with the committed one in reports/ and fails the build
- * on a metric or check drift beyond the manifest tolerance; with update=true it rewrites the committed ones.
- * args: fresh folder, reports folder, contracts folder, update flag.
+ * The verify-phase gate. It fails the build on a reporter error; in a full run (no -Dgroups, -Dmechspec.seeds or
+ * -Dtest), on a declared paper with no fresh artifact on the run's backends, on a committed reports/ file with no
+ * fresh counterpart and on a test skipped for a missing data set, unless -Dmechspec.allowSkippedPapers=true; and
+ * on a metric or check drift beyond the manifest tolerance. With update=true it rewrites the committed artifacts.
+ * args: fresh folder, reports folder, contracts folder, then key=value: update, groups, seeds, test, skipTests,
+ * backend, allowSkippedPapers (Maven passes an unset property as its literal ${...}, read as unset).
  */
 public final class ReportGate {
     private ReportGate() {
@@ -23,22 +29,35 @@ public final class ReportGate {
         Path fresh = Path.of(args[0]);
         Path reports = Path.of(args[1]);
         Path contracts = Path.of(args[2]);
-        boolean update = Boolean.parseBoolean(args[3]);
-        if (!Files.isDirectory(fresh)) {
+        Map<String, String> o = new HashMap<>();
+        for (int i = 3; i < args.length; i++) {
+            String[] kv = args[i].split("=", 2);
+            o.put(kv[0], kv.length < 2 || kv[1].startsWith("${") ? "" : kv[1].trim());
+        }
+        boolean update = o.getOrDefault("update", "").equals("true");
+        boolean full = o.getOrDefault("groups", "").isEmpty() && o.getOrDefault("seeds", "").isEmpty()
+                && o.getOrDefault("test", "").isEmpty() && !o.getOrDefault("skipTests", "").equals("true");
+        if (!Files.isDirectory(fresh) && !full) {
             System.out.println("[mechspec] no fresh artifacts in " + fresh + " (no contract ran)");
             return;
         }
-        List<String> errors = ListenerErrors.read(fresh);
+        List<String> errors = Files.isDirectory(fresh) ? ListenerErrors.read(fresh) : List.of();
         if (!errors.isEmpty()) {
             errors.forEach(e -> System.out.println("[mechspec] ERROR " + e));
             throw new IllegalStateException("the reporter failed: " + errors.get(0)
                     + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more above)" : ""));
         }
-        List<String> findings = new ArrayList<>();
-        List<Path> files;
-        try (Stream<Path> s = Files.list(fresh)) {
-            files = s.filter(p -> p.toString().endsWith(".json")).sorted().toList();
+        List<Path> files = freshArtifacts(fresh);
+        if (full) {
+            List<String> gaps = notRun(fresh, reports, contracts, o.getOrDefault("backend", ""));
+            boolean allowed = o.getOrDefault("allowSkippedPapers", "").equals("true");
+            gaps.forEach(g -> System.out.println("[mechspec] " + (allowed ? "WARNING " : "ERROR ") + g));
+            if (!gaps.isEmpty() && !allowed) {
+                throw new IllegalStateException(gaps.size() + " paper(s) or data set(s) missing from a full run (first: " + gaps.get(0)
+                        + "); pass the data folder with -Dmechspec.data.dir=DIR, or -Dmechspec.allowSkippedPapers=true to accept");
+            }
         }
+        List<String> findings = new ArrayList<>();
         for (Path file : files) {
             Path committed = reports.resolve(file.getFileName());
             String text = Files.readString(file);
@@ -52,11 +71,9 @@ public final class ReportGate {
                         + "; run with -Dmechspec.updateReports=true to create it");
                 continue;
             }
-            JsonNode a = PaperRun.JSON.readTree(text).path("mechspec");
-            JsonNode b = PaperRun.JSON.readTree(Files.readString(committed)).path("mechspec");
-            PaperRun freshRun = PaperRun.fromJson(a);
+            PaperRun freshRun = PaperRun.fromJson(PaperRun.JSON.readTree(text).path("mechspec"));
             Manifest manifest = ManifestLoader.load(contracts.resolve(freshRun.paper + ".json"));
-            PaperRun ref = PaperRun.fromJson(b);
+            PaperRun ref = PaperRun.fromJson(PaperRun.JSON.readTree(Files.readString(committed)).path("mechspec"));
             // A run narrowed with -Dmechspec.seeds compares only the seeds it ran.
             ref.seeds.keySet().retainAll(freshRun.seeds.keySet());
             for (String f : ArtifactDiff.compare(manifest, freshRun, ref)) {
@@ -71,5 +88,48 @@ public final class ReportGate {
         if (!update) {
             System.out.println("[mechspec] " + files.size() + " artifact(s) checked against reports/: no drift beyond tolerance");
         }
+    }
+
+    private static List<Path> freshArtifacts(Path fresh) throws IOException {
+        if (!Files.isDirectory(fresh)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(fresh)) {
+            return s.filter(p -> p.getFileName().toString().matches("[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json")).sorted().toList();
+        }
+    }
+
+    /**
+     * A full run must leave an artifact for every declared paper and every committed reference on each backend it
+     * ran (the requested one, auto meaning cpu, plus any that wrote an artifact), and must not have skipped a test
+     * for want of data. One line per gap.
+     */
+    static List<String> notRun(Path fresh, Path reports, Path contracts, String backend) throws IOException {
+        List<Path> files = freshArtifacts(fresh);
+        TreeSet<String> backends = new TreeSet<>();
+        backends.add(backend.isEmpty() || backend.equals("auto") ? "cpu" : backend);
+        List<String> have = files.stream().map(p -> p.getFileName().toString()).toList();
+        have.forEach(name -> backends.add(name.substring(name.indexOf('.') + 1, name.length() - ".json".length())));
+        TreeSet<String> wanted = new TreeSet<>();
+        for (Manifest m : ManifestLoader.loadAll(contracts)) {
+            backends.forEach(b -> wanted.add(m.paper() + "." + b + ".json"));
+        }
+        if (Files.isDirectory(reports)) {
+            try (Stream<Path> s = Files.list(reports)) {
+                s.map(p -> p.getFileName().toString()).filter(n -> n.endsWith(".json") && backends.stream().anyMatch(b -> n.endsWith("." + b + ".json")))
+                        .forEach(wanted::add);
+            }
+        }
+        List<String> gaps = new ArrayList<>();
+        for (String name : wanted) {
+            if (!have.contains(name)) {
+                String paper = name.substring(0, name.indexOf('.'));
+                gaps.add(paper + ": no fresh artifact " + fresh.resolve(name) + " in this full run"
+                        + (Files.exists(reports.resolve(name)) ? " (reports/" + name + " is committed)" : "")
+                        + (Files.exists(contracts.resolve(paper + ".json")) ? "" : " (and no contracts/" + paper + ".json declares it)"));
+            }
+        }
+        ListenerErrors.missingData(fresh).forEach(line -> gaps.add("data missing: " + line));
+        return gaps;
     }
 }

@@ -10,6 +10,7 @@ import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.CpuBackendDecorator;
 import org.mechspec.compute.HalfFloat;
+import org.mechspec.spec.Breaks;
 
 /**
  * Every check against a definition can fail: a mechanism broken in the test (a component through its seam, a
@@ -43,6 +44,7 @@ class FoldBiasDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "compaction_selects_top_weight_keys")
     void firstKeysAreNotTheTopWeightKeys() {
         assertThat(SelectionCheck.of(in, unbroken.compaction().selected()).holds()).isTrue();
         SelectionCheck.Result broken = SelectionCheck.of(in, run(FIRST_KEYS, OutputBound::tv).compaction().selected());
@@ -51,6 +53,7 @@ class FoldBiasDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "compaction_output_fidelity")
     void firstKeysAreNoMoreFaithfulThanArbitraryKeys() {
         double arbitrary = FidelityCheck.arbitrarySelectionError(CpuBackend.INSTANCE, in,
                 FoldBiasDefinitionContracts.afterInputs(FoldBiasConfig.PROTOCOL, SEED), FidelityCheck.ARBITRARY_SELECTIONS);
@@ -65,6 +68,7 @@ class FoldBiasDefinitionMutantsTest {
 
     /** The survivor: a Pinsker term twice too large still leaves slack ≥ 0; so does a bound half as large here. */
     @Test
+    @Breaks(paper = "fold-bias", check = "output_bound_matches_definition")
     void loosePinskerTermAndTooTightBoundDifferFromTheDefinition() {
         assertThat(BoundCheck.of(unbroken, in.testQueries()).holds()).isTrue();
         FoldBiasRun loose = run(KeySelector.TOP_BY_MAX_WEIGHT,
@@ -79,6 +83,7 @@ class FoldBiasDefinitionMutantsTest {
 
     /** u fitted with twice the ridge weight still meets its constraint and its own closed form, not the definition. */
     @Test
+    @Breaks(paper = "fold-bias", check = "fold_direction_is_constrained_minimizer")
     void foldDirectionOfAnotherObjectiveIsNotTheMinimizer() {
         assertThat(FoldDirectionCheck.of(in, unbroken.fold().direction()).holds()).isTrue();
         FoldBiasConfig c = in.config();
@@ -95,6 +100,7 @@ class FoldBiasDefinitionMutantsTest {
 
     /** u fitted to queries scaled by 2 (A off by that factor) passes the older checks, which read A from the run. */
     @Test
+    @Breaks(paper = "fold-bias", check = "fold_direction_is_constrained_minimizer")
     void foldDirectionOfMisScaledQueriesMissesTheConstraint() {
         double[] doubled = Dense.scaled(in.referenceQueries(), 2.0);
         FoldBiasRun broken = new FoldBias(CpuBackend.INSTANCE).run(new FoldBiasInputs(in.config(), doubled,
@@ -113,6 +119,7 @@ class FoldBiasDefinitionMutantsTest {
      * fit): they meet the KKT conditions of the E they were fitted to, as the older check measures, not the definition's.
      */
     @Test
+    @Breaks(paper = "fold-bias", check = "nnls_weights_solve_definition")
     void nnlsOnUnshiftedScoresMissesTheDefinition() {
         Compaction comp = unbroken.compaction();
         assertThat(NnlsCheck.of(in, comp.selected(), comp.weights()).holds()).isTrue();
@@ -135,6 +142,7 @@ class FoldBiasDefinitionMutantsTest {
 
     /** Attention with logits 1e-6 too large: the refit solves its own (wrong) X_h and Y exactly, not the definition's. */
     @Test
+    @Breaks(paper = "fold-bias", check = "value_refit_solves_definition_least_squares")
     void refitOnSkewedAttentionMissesTheDefinition() {
         assertThat(RefitCheck.of(in, unbroken).holds()).isTrue();
         FoldBiasRun broken = run(new SkewedAttention(1 + 1e-6));
@@ -145,6 +153,7 @@ class FoldBiasDefinitionMutantsTest {
 
     /** fp16 rounding toward zero: still on the grid and still changing K_f, but not the nearest value. */
     @Test
+    @Breaks(paper = "fold-bias", check = "keys_rounded_to_nearest_fp16")
     void roundingTowardZeroIsNotNearest() {
         assertThat(RoundingCheck.offNearest(unbroken.fold().foldedKeys(), unbroken.fold().roundedKeys())).isZero();
         FoldBiasRun broken = run(new TowardZeroRounding());

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Breaks;
 
 /**
  * Every check can fail: the mechanism with one part broken ({@link BrokenParts}), run on the protocol (seed 42, CPU),
@@ -44,6 +45,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "rank_one_logit_identity_reference")
     void flippedFoldSignBreaksTheLogitIdentity() {
         double t = threshold("rank_one_logit_identity_reference");
         assertThat(Checks.rankOneLogitIdentity(unbroken(), t)).isTrue();
@@ -51,6 +53,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "context_projection_mean_constraint")
     void droppedMeanConstraintBreaksTheProjectionMean() {
         double t = threshold("context_projection_mean_constraint");
         assertThat(Checks.contextProjectionMean(unbroken(), t)).isTrue();
@@ -58,6 +61,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "ridge_constrained_kkt_reference")
     void undoubledRidgeBreaksTheKktReference() {
         double t = threshold("ridge_constrained_kkt_reference");
         assertThat(Checks.kktMatchesReference(unbroken(), t)).isTrue();
@@ -65,6 +69,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "keys_really_rounded_before_value_refit")
     void refitOnUnroundedKeysIsCaught() {
         assertThat(Checks.keysReallyRounded(unbroken())).isTrue();
         FoldBiasMetrics m = broken("no fp16 rounding", new FoldBias(BrokenParts.NO_FP16_ROUNDING));
@@ -73,6 +78,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "rounded_value_fit_normal_equations")
     void skippedValueRefitBreaksTheNormalEquations() {
         double t = threshold("rounded_value_fit_normal_equations");
         assertThat(Checks.valueNormalEquations(unbroken(), t)).isTrue();
@@ -80,6 +86,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "same_value_output_error_bound")
     void pinskerWithoutSquareRootIsNotABound() {
         double t = threshold("same_value_output_error_bound");
         assertThat(Checks.outputErrorBounded(unbroken(), t)).isTrue();
@@ -91,6 +98,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "dropping_bias_changes_attention")
     void foldWithoutBiasIsNoBetterThanDroppingIt() {
         double t = threshold("dropping_bias_changes_attention");
         assertThat(Checks.droppingBiasMatters(unbroken(), t)).isTrue();
@@ -98,6 +106,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "offline_fit_is_frozen")
     void fitAfterFreezingIsCaught() {
         assertThat(Checks.offlineFitFrozen(unbroken())).isTrue();
         FoldBiasMetrics m = metrics("fit after freeze", () -> BrokenParts.refitAfterFreeze(
@@ -108,6 +117,7 @@ class FoldBiasMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "fold-bias", check = "nnls_kkt_conditions")
     void clampedLeastSquaresViolatesTheNnlsKktConditions() {
         double t = threshold("nnls_kkt_conditions");
         assertThat(Checks.nnlsKkt(unbroken(), t)).isTrue();
@@ -116,6 +126,7 @@ class FoldBiasMutantsTest {
 
     /** The kernel contract demands bit equality; a fused multiply-add twin differs in the last bit somewhere. */
     @Test
+    @Breaks(paper = "fold-bias", check = "fold_kernel_matches_cpu_twin")
     void fusedFoldIsNotBitIdenticalToTheTwin() {
         Rng rng = new Rng(SEED);
         int t = 64;

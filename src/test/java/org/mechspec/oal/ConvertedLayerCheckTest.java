@@ -9,6 +9,7 @@ import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.Batch;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Model;
+import org.mechspec.spec.Breaks;
 import org.mechspec.spec.FlashRule;
 
 /**
@@ -49,6 +50,7 @@ class ConvertedLayerCheckTest {
      * u·|o|, so every denominator would go negative and a layer computed with a broken factor would pass.
      */
     @Test
+    @Breaks(paper = "oal", check = "converted_layer_is_calibrated_oal")
     void fp64LayerWithOneBrokenFactorFailsAndTheCalibratedOnePasses() {
         DefinitionChecks.LayerError real = check(convertedModel(Precision.FP64, CALIBRATED), CALIBRATED);
         assertThat(real.holds()).as("%s", real).isTrue();
@@ -59,6 +61,7 @@ class ConvertedLayerCheckTest {
 
     /** Catches the fp32 model's check failing a broken factor, or rejecting its own calibrated layer. */
     @Test
+    @Breaks(paper = "oal", check = "converted_layer_is_calibrated_oal")
     void fp32LayerWithOneBrokenFactorFailsAndTheCalibratedOnePasses() {
         assertThat(check(convertedModel(Precision.FP32, CALIBRATED), CALIBRATED).holds()).isTrue();
         assertThat(check(convertedModel(Precision.FP32, oneFactorBroken(1e-3)), CALIBRATED).holds()).isFalse();

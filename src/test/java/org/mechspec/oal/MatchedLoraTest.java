@@ -13,6 +13,7 @@ import org.mechspec.model.DropoutMasks;
 import org.mechspec.model.Lora;
 import org.mechspec.model.Parameter;
 import org.mechspec.model.Qwen2Model;
+import org.mechspec.spec.Breaks;
 
 /** What the matched LoRA adaptation records and trains, against a plain AdamW loop written out here. */
 @Tag("oal")
@@ -99,6 +100,7 @@ class MatchedLoraTest {
 
     /** The matched-budget judge rejects each field of the records broken on its own (2 steps, lr 1e-2). */
     @Test
+    @Breaks(paper = "oal", check = "matched_lora_budget")
     void budgetJudgeRejectsEachBrokenField() {
         assertThat(budget(adapted(9), 2)).isTrue();
         assertThat(budget(adapted(9), 1)).as("other step count").isFalse();

@@ -9,6 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
 import org.mechspec.oal.BlockLedger.Phase;
 import org.mechspec.oal.BlockLedger.Split;
+import org.mechspec.spec.Breaks;
 import org.mechspec.spec.Manifest;
 
 /** The OAL predicates on hand-made inputs: thresholds met exactly, one thing broken at a time. */
@@ -55,6 +56,7 @@ class OalChecksTest {
 
     /** A device that never checks its denominators: the guard check reports false. */
     @Test
+    @Breaks(paper = "oal", check = "kernel_positive_for_any_coefficients")
     void guardCheckFailsForADeviceWithoutTheGuard() {
         GroupedQuadraticAttentionOps unguarded = new GroupedQuadraticAttentionOps() {
             @Override

@@ -13,6 +13,7 @@ import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Breaks;
 import org.mechspec.spec.Records;
 
 /**
@@ -39,6 +40,7 @@ class PnMixChecksTest {
     // ---- sink ------------------------------------------------------------------------------------------------
 
     @Test
+    @Breaks(paper = "pn-mix", check = "sink_keys_exact")
     void aCacheKeepingFewerSinkTokensThanTheConfigHasAnInfiniteSinkError() {
         assertThat(PnMixChecks.sinkKeyMaxErrorFromBytes(r, truth.k())).isZero();
         PackedKvCache k = r.finalCache();
@@ -52,6 +54,7 @@ class PnMixChecksTest {
     // ---- saliency mask ---------------------------------------------------------------------------------------
 
     @Test
+    @Breaks(paper = "pn-mix", check = "saliency_mask_follows_pair_scores")
     void oneFlippedPairCountsOnceInTheMaskAndOncePerChannelAndGroupInTheKeyWidths() {
         assertThat(PnMixChecks.saliencyMaskMismatches(r, truth)).isZero();
         assertThat(r.finalCache().groups()).hasSize(3);
@@ -117,6 +120,7 @@ class PnMixChecksTest {
     // ---- quantizer levels --------------------------------------------------------------------------------------
 
     @Test
+    @Breaks(paper = "pn-mix", check = "quantizer_levels_exact")
     void oneValueGroupWithAWrongScaleIsCountedOnce() {
         PackedKvCache k = r.finalCache();
         assertThat(PnMixChecks.quantizerLevelMismatches(k, truth.k(), truth.v())).isZero();
@@ -194,6 +198,7 @@ class PnMixChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "pack_unpack_roundtrip")
     void packRoundTripCountsEveryWrongByteAndCode() {
         PackedKvCache k = r.finalCache();
         assertThat(PnMixChecks.packRoundTripMismatches(k, new CpuPackedCacheOps())).isZero();
@@ -204,6 +209,7 @@ class PnMixChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "pack_unpack_roundtrip")
     void codeRoundTripCountsTokenCodesThatLoseTheirHighBit() {
         int[] codes = {3, 2, 1, 0};
         assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), codes, 4, new int[] {2}, 1, 2)).isZero();

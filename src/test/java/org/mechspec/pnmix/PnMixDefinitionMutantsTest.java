@@ -10,6 +10,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Breaks;
 import org.mechspec.spec.Records;
 
 /**
@@ -55,6 +56,8 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "rope_rotation_angles_exact")
+    @Breaks(paper = "pn-mix", check = "rope_relative_position")
     void queriesNeverRotatedBreakTheAnglesAndTheRelativePositionButKeepPairNorms() {
         Projections broken = rotated(truth, truth.qPreRope(), (x, off, heads, pos) -> { }, rope);
         assertThat(RopeChecks.rotation(truth, theta, PairLayout.ADJACENT).holds()).isTrue();
@@ -66,6 +69,8 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "rope_rotation_angles_exact")
+    @Breaks(paper = "pn-mix", check = "rope_relative_position")
     void aWrongBaseBreaksTheAnglesAndTheClosedForm() {
         // theta' = sqrt(theta) gives omega_i = theta^(-i/d) instead of theta^(-2i/d).
         Rotation wrong = (x, off, heads, pos) -> PairLayoutRope.apply(x, off, heads, 32, pos, StrictMath.sqrt(theta), PairLayout.ADJACENT);
@@ -76,6 +81,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "rope_rotation_angles_exact")
     void positionsOffByOneBreakTheAnglesThoughDotsStillDependOnlyOnTheDistance() {
         Rotation late = (x, off, heads, pos) -> PairLayoutRope.apply(x, off, heads, 32, pos + 1, theta, PairLayout.ADJACENT);
         Projections broken = rotated(truth, truth.qPreRope(), late, late);
@@ -84,6 +90,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "rope_rotation_angles_exact")
     void queriesLeftInFp64BreakTheFp16Truth() {
         Projections p = truth;
         Projections broken = new Projections(p.tokens(), p.queryHeads(), p.kvHeads(), p.headDim(), p.qPreRope(), p.kPreRope(),
@@ -95,6 +102,7 @@ class PnMixDefinitionMutantsTest {
     // ---- the layer ---------------------------------------------------------------------------------------------
 
     @Test
+    @Breaks(paper = "pn-mix", check = "layer_projections_match_definition")
     void unscaledQueryWeightsAndShiftedTokensBreakTheProjections() {
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED + 1, pinned.totalTokens());
         assertThat(StreamChecks.projectionMismatches(truth, tokens, SEED, pinned)).isZero();
@@ -115,6 +123,7 @@ class PnMixDefinitionMutantsTest {
     // ---- random masks ------------------------------------------------------------------------------------------
 
     @Test
+    @Breaks(paper = "pn-mix", check = "random_masks_follow_definition")
     void masksGivingLaterHeadsNoHighPairsOrABiasedShuffleBreakTheRandomMaskCheck() {
         PnMixConfig c = PlantedPairs.config();
         PnMixExperiment e = PnMixExperiment.run(SEED, PnMixFixtures.syntheticTokens(SEED + 1, c.totalTokens()), "synthetic", c,
@@ -164,6 +173,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "mixed_precision_beats_uniform_at_equal_bytes")
     void aBaselineThatIsNotUniformOrACounterWithoutScaleAndZeroBreakTheEqualBytesPremise() {
         PnMixExperiment e = PlantedPairs.experiment(SEED);
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).isTrue();
@@ -181,6 +191,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "online_matches_final_outside_requantized_window")
     void classifyingEveryDecodeQueryAsRequantizedBreaksTheOnlineVsFinalCheck() {
         PnMixResult r = run(new DelegatingOps());
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, 1e-12)).isTrue();
@@ -193,6 +204,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "sink_keys_exact")
     void aSinkByteThatDiffersFromTheTruthBreaksTheSinkCheckEvenWhenTheReportSaysZero() {
         PnMixResult r = run(new DelegatingOps());
         assertThat(PnMixChecks.sinkKeysExact(r, truth.k(), 0.0)).isTrue();
@@ -236,6 +248,7 @@ class PnMixDefinitionMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "figures_match_definition")
     void aLateReferenceOrAnOffValueReadbackBreaksTheFigures() {
         List<FigureChecks.Figure> good = FigureChecks.figures(run(new DelegatingOps()), truth);
         assertThat(good).allMatch(FigureChecks.Figure::holds);

@@ -6,6 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.OneBitLevels;
+import org.mechspec.spec.Breaks;
 
 /**
  * The bit-equality differential must count every difference a broken device makes, exactly once per differing
@@ -34,6 +35,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneWrongBitInPerChannelCodesCountsOneBytePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -45,6 +47,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneWrongBitInPerChannelScaleCountsOneBytePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -56,6 +59,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneWrongBitInPerTokenCodesCountsOneBytePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -67,6 +71,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneWrongBitInPerTokenScaleCountsOneBytePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -78,6 +83,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneValueOffByAnUlpInPerChannelDequantizeCountsOncePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -90,6 +96,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void oneValueOffByAnUlpInPerTokenDequantizeCountsOncePerCall() {
         assertThat(mismatches(new DelegatingOps() {
             @Override
@@ -102,6 +109,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void aMissingValueCountsAsOneMismatch() {
         // one element short: the length difference is the whole count
         assertThat(mismatches(new DelegatingOps() {
@@ -114,6 +122,7 @@ class PnMixKernelChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void wrongPackedBytesOrUnpackedCodesCountOncePerShape() {
         assertThat(mismatches(new DelegatingOps() {
             @Override

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
+import org.mechspec.spec.Breaks;
 
 /**
  * Each pn-mix check reports false on a deliberately broken mechanism, and true on the unbroken one over the same
@@ -77,11 +78,14 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "byte_accounting_exact")
     void countingAByteTwiceBreaksByteAccounting() {
         assertThat(PnMixChecks.byteAccountingExact(BrokenPnMix.maskCountedTwice(unbroken()))).isFalse();
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "sink_keys_exact")
+    @Breaks(paper = "pn-mix", check = "token_accounting_exact")
     void quantizingSinksBreaksSinkKeysAndTokenAccounting() {
         PnMixResult r = run("quantized sinks", () -> BrokenPnMix.quantizedSinks(pinned, truth()));
         assertThat(PnMixChecks.sinkKeysExact(r, truth().k(), 0.0)).as("sink error %s", r.quality().sinkKeyMaxError()).isFalse();
@@ -89,6 +93,8 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "saliency_computed_once")
+    @Breaks(paper = "pn-mix", check = "mask_unchanged_after_decode")
     void recomputingSaliencyDuringDecodeBreaksComputedOnceAndTheUnchangedMask() {
         assertThat(PnMixChecks.saliencyComputedOnce(BrokenPnMix.recomputedSaliency(unbroken(), truth()))).isFalse();
         // Decode tokens whose low pairs are 20x larger: recomputed saliency must move the mask.
@@ -117,6 +123,8 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "rope_pair_norm_invariance")
+    @Breaks(paper = "pn-mix", check = "saliency_mask_follows_pair_scores")
     void halfSplitPairsWhereAdjacentWasAskedBreakRopeNormsAndSaliency() {
         Projections t = truth(PairLayout.HALF_SPLIT);
         PnMixResult r = BrokenPnMix.halfSplitWhereAdjacent(pinned, t);
@@ -125,6 +133,7 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "quantizer_levels_exact")
     void minMaxLevelsForOneBitBreakTheQuantizerCheck() {
         Projections t = truth();
         PnMixResult r = run("min-max 1-bit", () -> run(new BrokenPnMix.MinMaxOneBitOps(), t));
@@ -133,18 +142,23 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "online_matches_final_outside_requantized_window")
     void nonCausalFinalCallBreaksOnlineVsFinal() {
         PnMixResult r = run(new BrokenPnMix.NonCausalOps(), truth());
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, TIGHT)).isFalse();
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "attention_calls_counted")
     void perHeadAttentionCallsBreakTheCallCount() {
         PnMixResult r = BrokenPnMix.perHeadCalls(unbroken());
         assertThat(PnMixChecks.attentionCallsCounted(r)).as("%d calls", r.calls().attentionCalls()).isFalse();
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "pair_saliency_beats_random_mask")
+    @Breaks(paper = "pn-mix", check = "mixed_precision_beats_uniform_at_equal_bytes")
+    @Breaks(paper = "pn-mix", check = "saliency_mask_follows_pair_scores")
     void invertedSaliencyLosesToRandomMasksAndToUniformKeys() {
         PnMixExperiment e = PlantedPairs.experiment(SEED, BrokenPnMix.INVERTED_SALIENCY);
         assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).isFalse();
@@ -155,6 +169,7 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "same_seed_metrics_identical")
     void unseededInitializationBreaksSameSeedIdentity() {
         PnMixConfig small = PlantedPairs.config();
         byte[] tokens = PnMixFixtures.syntheticTokens(SEED, small.totalTokens());
@@ -177,6 +192,8 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "pack_unpack_roundtrip")
+    @Breaks(paper = "pn-mix", check = "cuda_quantize_pack_bit_equal")
     void aPackerDroppingTheTopBitBreaksRoundTripsAndBitEquality() {
         PackedCacheOps broken = new TopBitDroppingOps();
         assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), new int[] {3, 2, 1, 0}, 4, new int[] {2}, 1, 2)).isZero();
@@ -210,6 +227,8 @@ class PnMixMutantsTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "packed_attention_matches_dequantized_oracle")
+    @Breaks(paper = "pn-mix", check = "cuda_packed_attention_flash_rule")
     void anAttentionKernelMisreadingCodesBreaksTheOracleMatchAndTheFlashRule() {
         PnMixResult r = run(new MisreadingOps(), truth());
         assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).as("error %s", r.quality().packedVsOracleMaxError()).isFalse();

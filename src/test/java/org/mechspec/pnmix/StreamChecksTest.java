@@ -6,6 +6,7 @@ import java.util.Arrays;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.Breaks;
 
 /** StreamChecks' counts on a small layer: one wrong element or one missing token counts exactly once. */
 @Tag("pn-mix")
@@ -21,6 +22,7 @@ class StreamChecksTest {
     }
 
     @Test
+    @Breaks(paper = "pn-mix", check = "layer_projections_match_definition")
     void oneWrongQueryOrKeyElementOrOneMissingTokenCountsOnce() {
         assertThat(StreamChecks.projectionMismatches(p, tokens, SEED, c)).isZero();
         double[] q = p.qPreRope().clone();

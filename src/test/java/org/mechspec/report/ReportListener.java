@@ -15,7 +15,9 @@ import org.junit.platform.engine.reporting.ReportEntry;
 import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
 import org.junit.platform.launcher.TestPlan;
+import org.mechspec.spec.ContractCoverage;
 import org.mechspec.spec.ContractExtension;
+import org.mechspec.spec.MissingDataSkips;
 import org.mechspec.spec.ManifestLoader;
 import org.mechspec.spec.SeedRun;
 
@@ -31,15 +33,26 @@ public final class ReportListener implements TestExecutionListener {
     private final Map<String, PaperRun> runs = new TreeMap<>();
     private final Map<String, Map<String, Boolean>> propertyOutcomes = new TreeMap<>();
     private final List<String> errors = new ArrayList<>();
+    /** Why tests were skipped for want of a data set: the data layer's line (file, where to get it, the flag). */
+    private final java.util.Set<String> missingData = new java.util.TreeSet<>();
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
      * stale outcomes with this run's.
      */
     @Override
     public void testPlanExecutionStarted(TestPlan plan) {
-        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\."));
+        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
+                + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
                 "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
+        // Whatever -Dgroups selected, a run of contracts checks that every declared check has its tests.
+        if (ContractCoverage.runsAContract(plan)) {
+            try {
+                ContractCoverage.findings().forEach(f -> errors.add("contract coverage: " + f));
+            } catch (RuntimeException e) {
+                errors.add("contract coverage could not be checked: " + firstLine(e));
+            }
+        }
     }
 
     private static void clear(Path dir, String namePattern) {
@@ -81,6 +94,7 @@ public final class ReportListener implements TestExecutionListener {
         if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
             seeded.remove(id);
             property.remove(id);
+            result.getThrowable().filter(MissingDataSkips::forMissingData).ifPresent(t -> missingData.add(firstLine(t)));
             return; // skipped (no data, no device): not a run
         }
         boolean passed = result.getStatus() == TestExecutionResult.Status.SUCCESSFUL;
@@ -124,6 +138,15 @@ public final class ReportListener implements TestExecutionListener {
             }
         }
         writeErrors(out);
+        try {
+            if (missingData.isEmpty()) {
+                java.nio.file.Files.deleteIfExists(out.resolve(ListenerErrors.MISSING_DATA_FILE));
+            } else {
+                AtomicFiles.write(out.resolve(ListenerErrors.MISSING_DATA_FILE), String.join("\n", missingData) + "\n");
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + out.resolve(ListenerErrors.MISSING_DATA_FILE), e);
+        }
     }
 
     /** One paper's artifact; a paper that cannot be rendered is an error line, and the others are still written. */

@@ -27,13 +27,23 @@ public final class MissingDataSkips implements TestExecutionExceptionHandler, Li
         throw skipIfDataMissing(thrown);
     }
 
-    /** The skip for a missing data set anywhere in the cause chain, else {@code thrown} itself. */
-    static Throwable skipIfDataMissing(Throwable thrown) {
+    /** Whether this skip was for a missing data set. */
+    public static boolean forMissingData(Throwable skip) {
+        return skip instanceof TestAbortedException && missing(skip.getCause()) != null;
+    }
+
+    private static MissingDataException missing(Throwable thrown) {
         for (Throwable t = thrown; t != null; t = t.getCause()) {
-            if (t instanceof MissingDataException missing) {
-                return new TestAbortedException(missing.getMessage(), thrown);
+            if (t instanceof MissingDataException m) {
+                return m;
             }
         }
-        return thrown;
+        return null;
+    }
+
+    /** The skip for a missing data set anywhere in the cause chain, else {@code thrown} itself. */
+    static Throwable skipIfDataMissing(Throwable thrown) {
+        MissingDataException m = missing(thrown);
+        return m == null ? thrown : new TestAbortedException(m.getMessage(), thrown);
     }
 }

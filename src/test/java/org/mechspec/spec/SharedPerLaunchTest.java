@@ -60,7 +60,7 @@ class SharedPerLaunchTest {
         return summary.getSummary().getTotalFailureCount() == 0 ? summary.getSummary().getTestsSucceededCount() : -1;
     }
 
-    @Tag(ContractCoverageTest.FIXTURE_TAG)
+    @Tag(ContractCoverage.FIXTURE_TAG)
     static class TwoChecks {
         static final String CHECK = "rng_pinned_test_vector";
 

@@ -1,0 +1,154 @@
+package org.mechspec.spec;
+
+import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPackage;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.lang.reflect.Method;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Tag;
+import org.junit.platform.engine.support.descriptor.MethodSource;
+import org.junit.platform.launcher.TestIdentifier;
+import org.junit.platform.launcher.TestPlan;
+import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
+import org.junit.platform.launcher.core.LauncherFactory;
+
+/**
+ * The two-way coverage rule between contracts/*.json and the tests: every declared check has a {@link Seeded}
+ * {@link Contract} test and a {@link Breaks} mutant test; every {@code @Contract} and {@code @Breaks} names a declared
+ * check of a paper that has a manifest. Tests are found by package, as the JUnit Platform discovers them, and each
+ * test class must be one Surefire's includes in pom.xml run, so no class name can hide a contract from the build.
+ */
+public final class ContractCoverage {
+    /** Classes tagged so run only inside other tests' launchers; Surefire excludes the tag. */
+    public static final String FIXTURE_TAG = "launcher-fixture";
+
+    private ContractCoverage() {
+    }
+
+    /** The findings for the manifests in {@code -Dmechspec.contracts.dir} (default contracts/); empty when covered. */
+    public static List<String> findings() {
+        return findings(ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts"))), discoveredTestMethods(),
+                surefireIncludes(Path.of("pom.xml")));
+    }
+
+    static List<String> findings(List<Manifest> manifests, List<Method> tests, List<String> includes) {
+        List<String> out = new ArrayList<>();
+        tests.stream().map(m -> topLevel(m.getDeclaringClass())).distinct().filter(c -> !runByTheBuild(c, includes))
+                .forEach(c -> out.add(c.getName() + " holds tests, but Surefire's includes " + includes + " in pom.xml do not run it"));
+        Set<String> seeded = new HashSet<>();
+        Set<String> broken = new HashSet<>();
+        for (Method m : tests) {
+            Contract c = m.getAnnotation(Contract.class);
+            if (c != null) {
+                named(out, manifests, m, "@Contract", c.paper(), c.check());
+                if (m.isAnnotationPresent(Seeded.class)) {
+                    seeded.add(c.paper() + "/" + c.check());
+                }
+            }
+            for (Breaks b : m.getAnnotationsByType(Breaks.class)) {
+                named(out, manifests, m, "@Breaks", b.paper(), b.check());
+                broken.add(b.paper() + "/" + b.check());
+            }
+        }
+        for (Manifest manifest : manifests) {
+            for (String check : manifest.checks().keySet()) {
+                String key = manifest.paper() + "/" + check;
+                if (!seeded.contains(key)) {
+                    out.add(manifest.file() + ": declared check '" + check + "' has no @Seeded @Contract test");
+                }
+                if (!broken.contains(key)) {
+                    out.add(manifest.file() + ": declared check '" + check + "' has no mutant test (@Breaks(paper = \""
+                            + manifest.paper() + "\", check = \"" + check + "\") on a test that makes it report false)");
+                }
+            }
+        }
+        return out;
+    }
+
+    private static void named(List<String> out, List<Manifest> manifests, Method m, String what, String paper, String check) {
+        Manifest manifest = manifests.stream().filter(x -> x.paper().equals(paper)).findFirst().orElse(null);
+        if (manifest == null) {
+            out.add(m + ": " + what + " names paper '" + paper + "' which has no manifest in contracts/");
+        } else if (!manifest.checks().containsKey(check)) {
+            out.add(m + ": " + what + " names undeclared check '" + check + "' of " + paper);
+        }
+    }
+
+    /** The include patterns of the build's Surefire configuration (the first {@code <includes>} in pom.xml). */
+    static List<String> surefireIncludes(Path pom) {
+        try {
+            String xml = Files.readString(pom);
+            int at = xml.indexOf("<artifactId>maven-surefire-plugin</artifactId>");
+            Matcher block = Pattern.compile("<includes>(.*?)</includes>", Pattern.DOTALL).matcher(xml);
+            if (at < 0 || !block.find(at)) {
+                return List.of("**/Test*.java", "**/*Test.java", "**/*Tests.java", "**/*TestCase.java"); // Surefire's defaults
+            }
+            List<String> out = new ArrayList<>();
+            Matcher include = Pattern.compile("<include>\\s*(.*?)\\s*</include>").matcher(block.group(1));
+            while (include.find()) {
+                out.add(include.group(1));
+            }
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + pom + " for Surefire's includes", e);
+        }
+    }
+
+    static boolean runByTheBuild(Class<?> c, List<String> includes) {
+        String path = c.getName().replace('.', '/') + ".java";
+        return includes.stream().anyMatch(glob -> path.matches(glob.replace(".", "\\.").replace("**/", "\0").replace("*", "[^/]*")
+                .replace("\0", "(.*/)?")));
+    }
+
+    private static Class<?> topLevel(Class<?> c) {
+        return c.getEnclosingClass() == null ? c : topLevel(c.getEnclosingClass());
+    }
+
+    /** Every test method the JUnit Platform discovers under org.mechspec, fixtures excluded. */
+    static List<Method> discoveredTestMethods() {
+        TestPlan plan = LauncherFactory.create().discover(LauncherDiscoveryRequestBuilder.request()
+                .selectors(selectPackage("org.mechspec")).build());
+        Set<String> seen = new TreeSet<>();
+        List<Method> out = new ArrayList<>();
+        plan.getRoots().forEach(root -> collect(plan, root, seen, out));
+        return out;
+    }
+
+    /** Whether this plan runs a paper's contract (not only fixtures): then the coverage rule is checked with it. */
+    public static boolean runsAContract(TestPlan plan) {
+        List<Method> found = new ArrayList<>();
+        plan.getRoots().forEach(root -> collect(plan, root, new TreeSet<>(), found));
+        return found.stream().anyMatch(m -> m.isAnnotationPresent(Contract.class));
+    }
+
+    static boolean isFixture(Class<?> c) {
+        for (Class<?> k = c; k != null; k = k.getEnclosingClass()) {
+            Tag t = k.getAnnotation(Tag.class);
+            if (t != null && t.value().equals(FIXTURE_TAG)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static void collect(TestPlan plan, TestIdentifier id, Set<String> seen, List<Method> out) {
+        id.getSource().ifPresent(source -> {
+            if (source instanceof MethodSource ms) {
+                Method m = ms.getJavaMethod();
+                if (!isFixture(m.getDeclaringClass()) && seen.add(m.toGenericString())) {
+                    out.add(m);
+                }
+            }
+        });
+        plan.getChildren(id).forEach(child -> collect(plan, child, seen, out));
+    }
+}
