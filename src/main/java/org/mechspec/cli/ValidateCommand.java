@@ -12,10 +12,11 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 @Command(name = "validate", mixinStandardHelpOptions = true, header = "Check artifacts against their paper's manifest.", description = {
-    "Check artifacts against their paper's manifest: the seed file's key paths and",
-    "JSON types, aggregates recomputed from the per-seed values (1e-12 relative),",
-    "check outcomes, negative results, provenance. One line per finding, naming",
-    "its JSON path. Exit 0 valid, 1 findings, 2 unreadable input."})
+    "Check artifacts against their paper's manifest. One mechspec wrote must equal",
+    "the manifest's template rendered again from its mechspec block; a seed file",
+    "must keep its layout, and its aggregates must follow from its per-seed values",
+    "(1e-12 relative). Both: no failed check, negative results, provenance. One line",
+    "per finding, naming its JSON path. Exit 0 valid, 1 findings, 2 unreadable input."})
 final class ValidateCommand implements Callable<Integer> {
     @Parameters(arity = "1..*", paramLabel = "FILE", description = "artifacts (ours, or a paper's seed file)")
     List<Path> files;

@@ -123,6 +123,12 @@ public final class ContractCoverage {
         return out;
     }
 
+    /** Whether the working folder is the project (pom.xml and the manifests' folder), whose tests are all at hand. */
+    public static boolean inACheckout() {
+        return Files.isRegularFile(Path.of("pom.xml"))
+                && Files.isDirectory(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")));
+    }
+
     /** Whether this plan runs a paper's contract (not only fixtures): then the coverage rule is checked with it. */
     public static boolean runsAContract(TestPlan plan) {
         List<Method> found = new ArrayList<>();

@@ -1,0 +1,84 @@
+package org.mechspec.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mechspec.spec.ExecutedSources;
+import org.mechspec.spec.Manifest;
+import org.mechspec.spec.ManifestLoader;
+
+/**
+ * {@code mechspec new-paper} in a scratch project (the shared packages linked in): a manifest that loads and lists
+ * what the package executes, and tests that fail saying what to write; run again, it adds only what a new check lacks.
+ */
+@Tag("cli")
+class NewPaperCommandTest {
+    @TempDir
+    Path root;
+
+    @BeforeEach
+    void sharedPackages() throws Exception {
+        Path shared = Files.createDirectories(root.resolve("src/main/java/org/mechspec"));
+        Files.createSymbolicLink(shared.resolve("compute"), Path.of("src/main/java/org/mechspec/compute").toAbsolutePath());
+        Files.createSymbolicLink(shared.resolve("data"), Path.of("src/main/java/org/mechspec/data").toAbsolutePath());
+        Files.createSymbolicLink(root.resolve("src/main/cuda"), Path.of("src/main/cuda").toAbsolutePath());
+    }
+
+    private Cli newPaper(String key) {
+        return Cli.run("new-paper", key, "--root", root.toString());
+    }
+
+    @Test
+    void writesAManifestThatLoadsAndTestsThatSayWhatToWrite() throws Exception {
+        Cli r = newPaper("two-bit-kv");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out()).contains("wrote contracts/two-bit-kv.json", "wrote src/main/java/org/mechspec/twobitkv/TwoBitKvProtocol.java",
+                "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java", "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java");
+        Manifest m = ManifestLoader.load(root.resolve("contracts/two-bit-kv.json"));
+        assertThat(m.paper()).isEqualTo("two-bit-kv");
+        assertThat(m.seeds()).containsExactly(42L, 43L, 44L);
+        assertThat(m.checks()).containsOnlyKeys("example_check");
+        assertThat(m.sources().get(0)).isEqualTo("src/main/java/org/mechspec/twobitkv");
+        assertThat(m.sources()).containsExactlyInAnyOrderElementsOf(ExecutedSources.of(root, "twobitkv"));
+        String contracts = Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java"));
+        assertThat(contracts).contains("@Tag(\"two-bit-kv\")", "@Contract(paper = \"two-bit-kv\", check = \"example_check\")",
+                "void exampleCheck(SeedRun run)", "void exampleCheckProperty()", "fail(\"not written yet: run TwoBitKvProtocol.run(");
+        assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java")))
+                .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\")", "fail(\"not written yet: build a deliberately broken");
+    }
+
+    @Test
+    void runAgainAfterDeclaringACheckItAddsOnlyThatChecksTests() throws Exception {
+        newPaper("two-bit-kv");
+        Path manifest = root.resolve("contracts/two-bit-kv.json");
+        Path contracts = root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java");
+        Path protocol = root.resolve("src/main/java/org/mechspec/twobitkv/TwoBitKvProtocol.java");
+        String written = Files.readString(contracts).replaceFirst("fail\\(\"not written yet: run[^;]*;", "run.metric(\"example_error\", 0.0);");
+        Files.writeString(contracts, written);
+        Files.writeString(protocol, "// the author's protocol\n");
+        Files.writeString(manifest, Files.readString(manifest).replace("\"checks\": [", "\"checks\": [\n    {\"name\": \"keys_per_channel\", \"description\": \"d\"},"));
+
+        Cli again = newPaper("two-bit-kv");
+        assertThat(again.code()).as(again.toString()).isZero();
+        assertThat(again.out()).contains("wrote src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java (added keys_per_channel)")
+                .doesNotContain("TwoBitKvProtocol", "two-bit-kv.json");
+        String now = Files.readString(contracts);
+        assertThat(now).startsWith(written.substring(0, written.lastIndexOf('}')).stripTrailing())
+                .contains("void keysPerChannel(SeedRun run)", "void keysPerChannelProperty()");
+        assertThat(Files.readString(protocol)).isEqualTo("// the author's protocol\n");
+        assertThat(newPaper("two-bit-kv").out()).contains("nothing written");
+    }
+
+    @Test
+    void aKeyThatIsNoPackageNameOrASharedOneIsRefused() {
+        assertThat(newPaper("Two_Bit").code()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(newPaper("Two_Bit").err()).contains("paper key 'Two_Bit' must be lower-case letters and digits");
+        assertThat(newPaper("compute").err()).contains("would use the shared package org.mechspec.compute");
+        assertThat(root.resolve("contracts")).doesNotExist();
+    }
+}
