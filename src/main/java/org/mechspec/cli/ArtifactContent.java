@@ -148,7 +148,7 @@ final class ArtifactContent {
                     findings.add(Finding.at(path.key(e.getKey()), "'" + e.getKey() + "' is not a check of " + manifest.paper()));
                 }
             });
-            default -> put(seed, f.arg().asText(), n, path, false, false);
+            default -> put(seed, f.arg().path("name").asText(), n, path, false, false);
         }
     }
 

@@ -198,7 +198,8 @@ final class ArtifactValidator {
     private void compare(JsonNode want, JsonNode got, JsonPath at, boolean ours, boolean dynamic, Set<String> reported) {
         TemplateForm form = template.formAt.get(at.layoutPath());
         boolean inForm = dynamic || (form != null && form != TemplateForm.EACH_SEED); // a per-seed element has static parts too
-        boolean theirs = form != null && (form.provenance() || form == TemplateForm.NEGATIVE_RESULT
+        // A seed file's own text (copied manifest fields), prose, provenance and runtime are not ours to recompute.
+        boolean theirs = form != null && (form.provenance() || form == TemplateForm.NEGATIVE_RESULT || form == TemplateForm.MANIFEST
                 || form == TemplateForm.GPU_VALIDATED || form == TemplateForm.RUNTIME);
         boolean skip = ours ? at.equals(BLOCK.key("manifest_sha256")) // named above with the manifest file
                 : theirs || want.isNull() || (!inForm && !want.isContainerNode());

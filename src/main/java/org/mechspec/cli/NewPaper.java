@@ -18,7 +18,7 @@ import org.mechspec.spec.ExecutedSources;
 
 /**
  * The files a new paper needs, written so the build is red until each is written: the manifest (seeds 42-44, a
- * synthetic dataset, one example check and metric, the default artifact template), the package with a protocol
+ * synthetic dataset, one example check and metric; no template, so the default one), the package with a protocol
  * skeleton and its package-info, the contract class with a seeded and a property half per declared check, and the
  * mutants test with one mutant per check. Every generated test fails with "not written yet: <what to do>". Run again
  * after declaring more checks, it adds the missing halves and mutants and touches nothing already there.
@@ -98,15 +98,15 @@ final class NewPaper {
                     @Contract(paper = "%1$s", check = "%2$s")
                     @Seeded
                     void %3$s(SeedRun run) {
-                        fail("%4$srun %5$sProtocol.run(run.seed(), run.backend()), record each figure with run.metric(name, value)"
-                                + " before asserting, then assert %2$s against run.threshold()");
+                        fail("%4$srun %5$sProtocol.run(run.seed(), run.backend()), record each figure with run.metric(name, value),"
+                                + " then run.check(<the definition holds within run.threshold()>)");
                     }
 
                     @Contract(paper = "%1$s", check = "%2$s")
                     @Test
-                    void %3$sProperty() {
+                    void %3$sProperty(PropertyRun run) {
                         fail("%4$scheck %2$s over generated inputs with Properties.qt().forAll(...), the definition"
-                                + " recomputed in the test as the oracle, the tolerance from the computation's error analysis");
+                                + " recomputed in the test as the oracle, within run.threshold() or the computation's error bound");
                     }
                 """.formatted(key, check, method, PLACEHOLDER, camel);
     }
@@ -132,6 +132,7 @@ final class NewPaper {
                 import org.junit.jupiter.api.Tag;
                 import org.junit.jupiter.api.Test;
                 import org.mechspec.spec.Contract;
+                import org.mechspec.spec.PropertyRun;
                 import org.mechspec.spec.SeedRun;
                 import org.mechspec.spec.Seeded;
 
@@ -217,29 +218,7 @@ final class NewPaper {
                   "default_tolerance": {"abs": 0, "rel": 1e-9},
                   "claim_policy": {"tier": "l1_mechanism", "diagnostic_only": true, "formal_comparison": false},
                   "limitations": ["TODO: what this reproduction does not show"],
-                  "sources": [%2$s],
-                  "free_keys": ["provenance.executed_source_sha256"],
-                  "artifact": {
-                    "paper": "%1$s",
-                    "seeds": "$seeds",
-                    "per_seed": {"$each_seed": {
-                      "seed": "$seed",
-                      "metrics": {"$metrics": "*"},
-                      "checks": "$checks",
-                      "runtime": "$runtime",
-                      "backend": "$backend"
-                    }},
-                    "metrics": {"$aggregate": {"stats": ["mean", "std", "n"], "metrics": "*"}},
-                    "provenance": {
-                      "commit": "$commit",
-                      "artifact_path": "$artifact_path",
-                      "device": "$device",
-                      "jvm": "$jvm",
-                      "executed_source_sha256": "$sources",
-                      "records_sha256": "$records_sha256",
-                      "dataset_fingerprint": "$dataset_fingerprint"
-                    }
-                  }
+                  "sources": [%2$s]
                 }
                 """.formatted(key, sources);
     }

@@ -177,10 +177,13 @@ public final class ArtifactRenderer {
             }
             case METRIC:
             case CHECK: {
-                // "name" inside $each_seed, or {"name": ..., "seed": 42 | "first"} anywhere for one seed's value.
-                long s = !arg.isObject() ? requireSeed(form, seed)
+                // {"name": n} inside $each_seed; {"name": n, "seed": 42 | "first"} anywhere, for one seed's value.
+                String name = arg.path("name").asText("");
+                if (!arg.isObject() || name.isEmpty()) {
+                    throw new ManifestException(manifest.file() + ": " + key + " takes {\"name\": ..., \"seed\": ...}, got " + arg);
+                }
+                long s = !arg.has("seed") ? requireSeed(form, seed)
                         : arg.path("seed").asText().equals("first") ? run.seeds.firstKey() : arg.path("seed").asLong();
-                String name = arg.isObject() ? arg.path("name").asText() : arg.asText();
                 if (partial && (!run.seeds.containsKey(s) || seedValue(s, name) == null)) {
                     return F.nullNode();
                 }
@@ -193,6 +196,17 @@ public final class ArtifactRenderer {
                 }
                 return PaperRun.JSON.valueToTree(v);
             }
+            case MANIFEST: {
+                // The manifest's own field (a dotted path), so the template never repeats the manifest's text.
+                JsonNode v = manifest.root();
+                for (String part : arg.asText().split("\\.")) {
+                    v = v.path(part);
+                }
+                if (v.isMissingNode() || arg.asText().isEmpty()) {
+                    throw new ManifestException(manifest.file() + ": {\"$manifest\": \"" + arg.asText() + "\"} names no field of the manifest");
+                }
+                return v.deepCopy();
+            }
             case AGGREGATE: {
                 ObjectNode o = F.objectNode();
                 for (String name : names(arg.path("metrics"), manifest.metrics().keySet())) {
@@ -201,7 +215,7 @@ public final class ArtifactRenderer {
                         continue;
                     }
                     ObjectNode stats = o.putObject(name);
-                    arg.path("stats").forEach(stat -> stats.set(stat.asText(), statistic(values, stat.asText())));
+                    statKeys(arg.path("stats")).forEach((as, stat) -> stats.set(as, statistic(values, stat)));
                 }
                 return o;
             }
@@ -218,6 +232,22 @@ public final class ArtifactRenderer {
             default:
                 throw new ManifestException(manifest.file() + ": template form '" + key + "' in the wrong place");
         }
+    }
+
+    /**
+     * The statistics of an {@code $aggregate}, by the key each is written under: a name ({@code "std"}) is written
+     * under itself, a one-key object ({@code {"sample_std": "std"}}) under its key, for a layout that names it so.
+     */
+    public static Map<String, String> statKeys(JsonNode stats) {
+        Map<String, String> out = new LinkedHashMap<>();
+        stats.forEach(s -> {
+            if (s.isObject() && s.size() == 1) {
+                out.put(s.fieldNames().next(), s.elements().next().asText());
+            } else {
+                out.put(s.asText(), s.asText());
+            }
+        });
+        return out;
     }
 
     private Object seedValue(long seed, String name) {

@@ -74,8 +74,7 @@ public final class Statistics {
         switch (stat) {
             case "mean":
                 return mean(xs);
-            case "std":
-            case "sample_std":
+            case "std": // the sample standard deviation (n - 1)
                 return sampleStd(xs);
             case "n":
                 return xs.size();

@@ -16,7 +16,7 @@ public enum TemplateForm {
     BACKEND(false, true), DEVICE(false, true), JVM(false, true), COMMIT(false, true), DATASET_FINGERPRINT(false, true),
     SOURCES(false, true), RECORDS_SHA256(false, true), ARTIFACT_PATH(false, true),
     EACH_SEED(true, false), METRICS(true, false), METRIC(true, false), CHECK(true, false), AGGREGATE(true, false),
-    STAT(true, false);
+    STAT(true, false), MANIFEST(true, false);
 
     private static final Map<String, TemplateForm> BY_KEY =
             Arrays.stream(values()).collect(Collectors.toMap(TemplateForm::key, Function.identity()));

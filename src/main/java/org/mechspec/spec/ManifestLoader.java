@@ -151,11 +151,39 @@ public final class ManifestLoader {
         f.array(root, "limitations");
         List<String> sources = f.strings(root, "sources");
         List<String> freeKeys = root.has("free_keys") ? f.strings(root, "free_keys") : List.of();
-        JsonNode artifact = f.object(root, "artifact");
         String seedArtifact = root.path("seed_artifact").asText("");
+        if (!root.has("artifact") && !seedArtifact.isEmpty()) {
+            throw new ManifestException(file + ": field 'artifact' is required with a seed_artifact (the template must give its layout)");
+        }
+        JsonNode artifact = root.has("artifact") ? f.object(root, "artifact") : DEFAULT_TEMPLATE;
         return new Manifest(file, paper, root.path("arxiv_id").asText(""), root.get("title").asText(),
                 List.copyOf(seeds), checks, metrics, List.copyOf(hypotheses), caveat, sources, seedArtifact,
                 freeKeys, artifact, root);
+    }
+
+    /**
+     * The template of a paper without a seed artifact and without its own: the manifest's description, per seed its
+     * metrics, checks and runtime, the aggregates, the limitations and the provenance (contracts/README.md).
+     */
+    static final JsonNode DEFAULT_TEMPLATE = parse("""
+            {"paper": {"$manifest": "paper"}, "title": {"$manifest": "title"}, "dataset": {"$manifest": "dataset"},
+             "protocol": {"$manifest": "protocol"}, "seeds": "$seeds",
+             "per_seed": {"$each_seed": {"seed": "$seed", "metrics": {"$metrics": "*"}, "checks": "$checks",
+                                         "runtime": "$runtime", "backend": "$backend", "device": "$device"}},
+             "metrics": {"$aggregate": {"stats": ["mean", "std", "n", "ci95_t"], "metrics": "*"}},
+             "negative_result": "$negative_result", "claim_policy": {"$manifest": "claim_policy"},
+             "limitations": {"$manifest": "limitations"},
+             "provenance": {"commit": "$commit", "artifact_path": "$artifact_path", "jvm": "$jvm",
+                            "executed_source_sha256": "$sources", "records_sha256": "$records_sha256",
+                            "dataset_fingerprint": "$dataset_fingerprint"}}
+            """);
+
+    private static JsonNode parse(String json) {
+        try {
+            return new com.fasterxml.jackson.databind.ObjectMapper().readTree(json);
+        } catch (java.io.IOException e) {
+            throw new IllegalStateException(e);
+        }
     }
 
     /** Field accessors that throw with the file and field named. */

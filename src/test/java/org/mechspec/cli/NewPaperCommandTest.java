@@ -47,7 +47,7 @@ class NewPaperCommandTest {
         assertThat(m.sources()).containsExactlyInAnyOrderElementsOf(ExecutedSources.of(root, "twobitkv"));
         String contracts = Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java"));
         assertThat(contracts).contains("@Tag(\"two-bit-kv\")", "@Contract(paper = \"two-bit-kv\", check = \"example_check\")",
-                "void exampleCheck(SeedRun run)", "void exampleCheckProperty()", "fail(\"not written yet: run TwoBitKvProtocol.run(");
+                "void exampleCheck(SeedRun run)", "void exampleCheckProperty(PropertyRun run)", "fail(\"not written yet: run TwoBitKvProtocol.run(");
         assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java")))
                 .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\")", "fail(\"not written yet: build a deliberately broken");
     }
@@ -69,7 +69,7 @@ class NewPaperCommandTest {
                 .doesNotContain("TwoBitKvProtocol", "two-bit-kv.json");
         String now = Files.readString(contracts);
         assertThat(now).startsWith(written.substring(0, written.lastIndexOf('}')).stripTrailing())
-                .contains("void keysPerChannel(SeedRun run)", "void keysPerChannelProperty()");
+                .contains("void keysPerChannel(SeedRun run)", "void keysPerChannelProperty(PropertyRun run)");
         assertThat(Files.readString(protocol)).isEqualTo("// the author's protocol\n");
         assertThat(newPaper("two-bit-kv").out()).contains("nothing written");
     }

@@ -137,7 +137,7 @@ final class SyntheticManifests {
         for (String n : List.of("softmax_test_ppl", "oal_test_ppl", "softmax_test_nll", "oal_test_nll")) {
             ObjectNode stats = figures.putObject(n);
             stats.putObject("mean").putObject("$stat").put("metric", n).put("stat", "mean");
-            stats.putObject("sample_std").putObject("$stat").put("metric", n).put("stat", "sample_std");
+            stats.putObject("sample_std").putObject("$stat").put("metric", n).put("stat", "std");
         }
         for (String n : List.of("oal_validation_output_mse_mean", "global_validation_output_mse_mean", "recurrent_dense_max_error_max",
                 "softmax_parameter_delta_l2_mean", "oal_parameter_delta_l2_mean")) {
@@ -146,10 +146,10 @@ final class SyntheticManifests {
         }
         ObjectNode perSeed = JSON.createObjectNode();
         perSeed.put("seed", "$seed");
-        OAL_METRICS.forEach(n -> perSeed.putObject(n).put("$metric", n));
+        OAL_METRICS.forEach(n -> perSeed.putObject(n).putObject("$metric").put("name", n));
         a.putObject("per_seed").set("$each_seed", perSeed);
         ObjectNode aggregate = a.putObject("aggregate").putObject("$aggregate");
-        aggregate.putArray("stats").add("mean").add("sample_std");
+        aggregate.putArray("stats").add("mean").add(JSON.createObjectNode().put("sample_std", "std"));
         aggregate.put("metrics", "*");
         a.put("negative_result", "$negative_result");
         a.putObject("provenance").put("code_commit", "$commit").put("dataset_fingerprint", "$dataset_fingerprint");
@@ -173,7 +173,7 @@ final class SyntheticManifests {
                "method": "demo",
                "seeds": "$seeds",
                "per_seed": {"$each_seed": {"seed": "$seed", "metrics": {"$metrics": "*"}, "checks": "$checks", "runtime": "$runtime",
-                                           "bounded": {"$check": "bounded"}, "device": "$backend", "initialization_seed": "$seed"}},
+                                           "bounded": {"$check": {"name": "bounded"}}, "device": "$backend", "initialization_seed": "$seed"}},
                "first_seed": "$first_seed",
                "first_bounded": {"$check": {"name": "bounded", "seed": "first"}},
                "first_err": {"$metric": {"name": "err", "seed": "first"}},

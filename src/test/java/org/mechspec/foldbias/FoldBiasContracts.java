@@ -11,6 +11,7 @@ import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.Manifest;
 import org.mechspec.spec.ManifestLoader;
+import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 
@@ -95,8 +96,7 @@ class FoldBiasContracts {
     @Seeded
     void rankOneLogitIdentitySeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.rankOneLogitIdentity(m, run.threshold()))
-                .as("logit_identity_error %s <= %s", m.logitIdentityError(), run.threshold()).isTrue();
+        run.check(Checks.rankOneLogitIdentity(m, run.threshold()));
     }
 
     // context_projection_mean_constraint
@@ -112,8 +112,7 @@ class FoldBiasContracts {
     @Seeded
     void contextProjectionMeanSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.contextProjectionMean(m, run.threshold()))
-                .as("projection_mean_error %s <= %s", m.projectionMeanError(), run.threshold()).isTrue();
+        run.check(Checks.contextProjectionMean(m, run.threshold()));
     }
 
     // ridge_constrained_kkt_reference
@@ -129,8 +128,7 @@ class FoldBiasContracts {
     @Seeded
     void kktReferenceSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.kktMatchesReference(m, run.threshold()))
-                .as("kkt_reference_error %s <= %s", m.kktReferenceError(), run.threshold()).isTrue();
+        run.check(Checks.kktMatchesReference(m, run.threshold()));
     }
 
     // keys_really_rounded_before_value_refit
@@ -150,9 +148,7 @@ class FoldBiasContracts {
     @Seeded
     void keysReallyRoundedSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.keysReallyRounded(m))
-                .as("%s refit key elements off the fp16 grid, %s changed by rounding", m.refitKeysOffFp16Grid(),
-                        m.refitKeysChangedByRounding()).isTrue();
+        run.check(Checks.keysReallyRounded(m));
     }
 
     // rounded_value_fit_normal_equations
@@ -168,16 +164,15 @@ class FoldBiasContracts {
     @Seeded
     void valueNormalEquationsSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.valueNormalEquations(m, run.threshold()))
-                .as("value_normal_equation_error %s <= %s", m.valueNormalEquationError(), run.threshold()).isTrue();
+        run.check(Checks.valueNormalEquations(m, run.threshold()));
     }
 
     // same_value_output_error_bound
 
     @Contract(paper = PAPER, check = "same_value_output_error_bound")
     @Test
-    void outputErrorBoundProperty() {
-        double threshold = threshold("same_value_output_error_bound");
+    void outputErrorBoundProperty(PropertyRun run) {
+        double threshold = run.threshold();
         FoldBiasProblems.forAllProblems(p -> {
             FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
             assertThat(Checks.outputErrorBounded(m, threshold))
@@ -189,8 +184,7 @@ class FoldBiasContracts {
     @Seeded
     void outputErrorBoundSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.outputErrorBounded(m, run.threshold()))
-                .as("minimum_output_bound_slack %s >= -%s", m.minimumOutputBoundSlack(), run.threshold()).isTrue();
+        run.check(Checks.outputErrorBounded(m, run.threshold()));
     }
 
     // dropping_bias_changes_attention
@@ -202,8 +196,8 @@ class FoldBiasContracts {
      */
     @Contract(paper = PAPER, check = "dropping_bias_changes_attention")
     @Test
-    void droppingBiasChangesAttentionProperty() {
-        double factor = threshold("dropping_bias_changes_attention");
+    void droppingBiasChangesAttentionProperty(PropertyRun run) {
+        double factor = run.threshold();
         FoldBiasProblems.forAllCompactingProblems(p -> {
             FoldBiasRun offline = p.run();
             FoldBiasInputs onSubspace = FoldBiasProblems.onFoldSubspace(p, offline.fold().direction());
@@ -218,9 +212,7 @@ class FoldBiasContracts {
     @Seeded
     void droppingBiasChangesAttentionSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.droppingBiasMatters(m, run.threshold()))
-                .as("drop_bias_output_error %s >= %s x folded_output_error %s", m.dropBiasOutputError(),
-                        run.threshold(), m.foldedOutputError()).isTrue();
+        run.check(Checks.droppingBiasMatters(m, run.threshold()));
     }
 
     // offline_fit_is_frozen
@@ -240,17 +232,15 @@ class FoldBiasContracts {
     @Seeded
     void offlineFitIsFrozenSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.offlineFitFrozen(m))
-                .as("%s fits after freezing; cache SHA-256 %s then %s", m.modelCalls(), m.cacheSha256AtFreeze(),
-                        m.cacheSha256AfterOnline()).isTrue();
+        run.check(Checks.offlineFitFrozen(m));
     }
 
     // nnls_kkt_conditions
 
     @Contract(paper = PAPER, check = "nnls_kkt_conditions")
     @Test
-    void nnlsKktProperty() {
-        double threshold = threshold("nnls_kkt_conditions");
+    void nnlsKktProperty(PropertyRun run) {
+        double threshold = run.threshold();
         FoldBiasProblems.forAllProblems(p -> {
             FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
             assertThat(Checks.nnlsKkt(m, threshold))
@@ -263,9 +253,7 @@ class FoldBiasContracts {
     @Seeded
     void nnlsKktSeeded(SeedRun run) {
         FoldBiasMetrics m = record(run);
-        assertThat(Checks.nnlsKkt(m, run.threshold()))
-                .as("nnls_kkt_violation %s (negative weights %s) <= %s", m.nnlsKktViolation(), m.negativeWeights(),
-                        run.threshold()).isTrue();
+        run.check(Checks.nnlsKkt(m, run.threshold()));
     }
 
     // fold_kernel_matches_cpu_twin (CUDA only)

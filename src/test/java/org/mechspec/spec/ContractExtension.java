@@ -4,6 +4,8 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.InvocationInterceptor;
+import org.junit.jupiter.api.extension.ParameterContext;
+import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
 import io.qameta.allure.Allure;
 import org.mechspec.compute.UnavailableBackend;
@@ -14,7 +16,7 @@ import org.opentest4j.TestAbortedException;
  * and, when a seeded invocation ends (passed or not), publishes its {@link SeedRun} record as a report entry
  * and attaches the metrics as JSON. The reporter turns those entries plus the outcomes into artifacts.
  */
-public final class ContractExtension implements InvocationInterceptor {
+public final class ContractExtension implements InvocationInterceptor, ParameterResolver {
     /** Report-entry key of a property half, so its outcome counts towards its check. */
     public static final String PROPERTY_KEY = "mechspec.property";
 
@@ -61,6 +63,18 @@ public final class ContractExtension implements InvocationInterceptor {
         label(c.paper(), c.check(), "property");
         context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
         invocation.proceed();
+    }
+
+    /** A property half may take a {@link PropertyRun}: its check's manifest and threshold. */
+    @Override
+    public boolean supportsParameter(ParameterContext parameter, ExtensionContext context) {
+        return parameter.getParameter().getType() == PropertyRun.class;
+    }
+
+    @Override
+    public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
+        Contract c = context.getRequiredTestMethod().getAnnotation(Contract.class);
+        return new PropertyRun(ManifestLoader.forPaper(c.paper()), c.check());
     }
 
     private static void label(String paper, String check, String story) {

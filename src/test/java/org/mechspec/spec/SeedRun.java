@@ -79,6 +79,17 @@ public final class SeedRun {
         return t;
     }
 
+    /**
+     * Asserts that the check holds on this seed, after the figures were recorded with {@link #metric}: a failure
+     * names the check, the seed, the backend and every figure recorded so far, and the artifact keeps them.
+     */
+    public void check(boolean holds) {
+        if (!holds) {
+            throw new AssertionError(manifest.paper() + "/" + check + " does not hold on seed " + seed + " (" + backend.name()
+                    + "): " + metrics + (Double.isNaN(manifest.check(check).threshold()) ? "" : ", threshold " + threshold()));
+        }
+    }
+
     public SeedRun metric(String name, double value) {
         manifest.metric(name);
         if (!Double.isFinite(value)) {
