@@ -210,11 +210,13 @@ final class NewPaper {
                   },
                   "protocol": {"id": "%1$s-v1"},
                   "checks": [
-                    {"name": "example_check", "threshold": 1e-12, "description": "TODO: what holds, compared with which definition"}
+                    {"name": "example_check", "threshold": 1e-12, "description": "TODO: what holds, compared with which definition",
+                     "figures": [{"metric": "example_error", "op": "<=", "bound": "threshold"}]}
                   ],
                   "metrics": [
                     {"name": "example_error"}
                   ],
+                  "headline": ["example_error"],
                   "default_tolerance": {"abs": 0, "rel": 1e-9},
                   "claim_policy": {"tier": "l1_mechanism", "diagnostic_only": true, "formal_comparison": false},
                   "limitations": ["TODO: what this reproduction does not show"],

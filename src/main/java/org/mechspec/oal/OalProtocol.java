@@ -2,6 +2,7 @@ package org.mechspec.oal;
 
 import java.util.Arrays;
 import org.mechspec.compute.Backend;
+import org.mechspec.compute.Progress;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.ByteBlocks;
 import org.mechspec.model.Batch;
@@ -47,6 +48,7 @@ final class OalProtocol {
         BlockLedger ledger = new BlockLedger();
 
         // Grouping and calibration of the converted layer, on the untouched (softmax) model.
+        Progress.step("oal", seed, "grouping and calibration of layer " + LAYER);
         LayerSamples grouping = samples(base, valid, roles.grouping(), ledger, Phase.GROUPING, Split.VALIDATION);
         double[] contributions = Grouping.contributions(grouping);
         int[] groups = Grouping.assign(contributions, heads, d);
@@ -64,6 +66,7 @@ final class OalProtocol {
         for (int h = 0; h < heads; h++) {
             oalFactors[h] = fits[h].l();
         }
+        Progress.step("oal", seed, "validation against the global baseline");
         LayerSamples validation = samples(base, valid, roles.validation(), ledger, Phase.VALIDATION, Split.VALIDATION);
         double oalMse = outputMse(ops, validation, groups, Grouping.GROUPS, oalFactors);
         double globalMse = outputMse(ops, validation, Grouping.global(heads, d), 1, globalFactors);
@@ -72,6 +75,7 @@ final class OalProtocol {
                 validation.k(), groups, QuadraticForm.gramAll(oalFactors, Grouping.GROUPS + 1));
 
         // Matched LoRA: one draw of A matrices and one dropout mask per step, shared by both models.
+        Progress.step("oal", seed, "matched LoRA, " + LORA_STEPS + " steps");
         ConvertedAttention block = new ConvertedAttention(LAYER, ops, groups, Grouping.GROUPS, oalFactors);
         Batch adaptation = nextTokenBatch(valid, roles.adaptation(), ledger, Phase.ADAPTATION, Split.VALIDATION);
         MatchedLora.Adapted adapted = MatchedLora.adapt(base, LAYER, block, adaptation, rng, LORA, LORA_STEPS,
@@ -80,6 +84,7 @@ final class OalProtocol {
         Qwen2Model converted = adapted.converted();
 
         // Evaluation: the test blocks meet a model here for the first time.
+        Progress.step("oal", seed, "evaluation on the test blocks");
         Batch testBatch = nextTokenBatch(test, roles.test(), ledger, Phase.EVALUATION, Split.TEST);
         double[] softmaxNll = softmax.forward(testBatch).tokenNll();
         double[] oalNll = converted.forward(testBatch).tokenNll();

@@ -5,13 +5,68 @@ import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.util.Map;
 
-/** Allure's environment.properties: which devices, which commit, which JVM produced the results. */
+/**
+ * What the reporter adds to Allure's results besides the tests: environment.properties (devices, commit, JVM),
+ * categories.json (check failed, broken, skipped for want of a GPU or of data) and the Trend's history.
+ */
 final class AllureEnvironment {
+    /** Allure's categories, matched on status and message (a skip's message is its reason). */
+    static final String CATEGORIES = """
+            [
+              {"name": "check failed", "matchedStatuses": ["failed"]},
+              {"name": "broken: the contract threw", "matchedStatuses": ["broken"]},
+              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(CUDA|GPU|device|libcuda).*"},
+              {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(is absent|data folder|mechspec.data.dir).*"},
+              {"name": "skipped", "matchedStatuses": ["skipped"]}
+            ]
+            """;
+
     private AllureEnvironment() {
     }
 
+    private static Path resultsDir() {
+        return Path.of(System.getProperty("allure.results.directory", "target/allure-results"));
+    }
+
+    static void writeCategories() {
+        try {
+            AtomicFiles.write(resultsDir().resolve("categories.json"), CATEGORIES);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + resultsDir().resolve("categories.json"), e);
+        }
+    }
+
+    /**
+     * Adds this run's counts to the Trend kept in {@code keep} (which {@code mvn clean} removes) and puts the trend in
+     * the results' history/, where the report generator reads it: the single-file report keeps no history of its own.
+     */
+    static void trend(Path keep, Map<String, Integer> counts, String name) {
+        Path file = keep.resolve("history-trend.json");
+        try {
+            com.fasterxml.jackson.databind.node.ArrayNode trend = java.nio.file.Files.exists(file)
+                    ? (com.fasterxml.jackson.databind.node.ArrayNode) PaperRun.JSON.readTree(java.nio.file.Files.readString(file))
+                    : PaperRun.JSON.createArrayNode();
+            com.fasterxml.jackson.databind.node.ObjectNode run = PaperRun.JSON.createObjectNode();
+            run.put("buildOrder", trend.size() + 1).put("reportName", name);
+            com.fasterxml.jackson.databind.node.ObjectNode data = run.putObject("data");
+            for (String k : java.util.List.of("failed", "broken", "skipped", "passed", "unknown")) {
+                data.put(k, counts.getOrDefault(k, 0));
+            }
+            data.put("total", counts.values().stream().mapToInt(Integer::intValue).sum());
+            trend.insert(0, run);
+            while (trend.size() > 20) {
+                trend.remove(trend.size() - 1);
+            }
+            String text = PaperRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(trend) + "\n";
+            AtomicFiles.write(file, text);
+            AtomicFiles.write(resultsDir().resolve("history").resolve("history-trend.json"), text);
+        } catch (IOException | ClassCastException e) {
+            throw new UncheckedIOException("cannot keep the Allure trend in " + file, e instanceof IOException io ? io : new IOException(e));
+        }
+    }
+
     static void write(Map<String, String> devices, String commit) {
-        Path dir = Path.of(System.getProperty("allure.results.directory", "target/allure-results"));
+        Path dir = resultsDir();
         StringBuilder p = new StringBuilder();
         devices.forEach((backend, device) -> p.append("device.").append(backend).append('=').append(escape(device)).append('\n'));
         p.append("commit=").append(commit).append('\n');

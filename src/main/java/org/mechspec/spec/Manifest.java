@@ -28,6 +28,13 @@ public record Manifest(
         JsonNode artifact,
         JsonNode root) {
 
+    /** The metrics a run's summary shows, mean ± std over seeds (field {@code headline}; none when absent). */
+    public List<String> headline() {
+        List<String> out = new java.util.ArrayList<>();
+        root.path("headline").forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
     /** A declared check; {@code threshold} is NaN when the check is a plain yes/no. */
     public record Check(String name, double threshold, String description) {
     }

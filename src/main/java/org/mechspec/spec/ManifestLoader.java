@@ -106,6 +106,9 @@ public final class ManifestLoader {
                 throw new ManifestException(file + ": field '" + at + ".name' repeats check '" + name + "'");
             }
         }
+        for (int i = 0; i < checkArray.size(); i++) {
+            figures(file, checkArray.get(i).path("figures"), "checks[" + i + "].figures", root);
+        }
         JsonNode defaults = root.path("default_tolerance");
         double defAbs = defaults.isMissingNode() ? 0.0 : f.number(defaults, "abs", "default_tolerance");
         double defRel = defaults.isMissingNode() ? 1e-9 : f.number(defaults, "rel", "default_tolerance");
@@ -123,6 +126,13 @@ public final class ManifestLoader {
             }
             if (metrics.put(name, new Manifest.Metric(name, abs, rel)) != null) {
                 throw new ManifestException(file + ": field '" + at + ".name' repeats metric '" + name + "'");
+            }
+        }
+        if (root.has("headline")) {
+            for (String h : f.strings(root, "headline")) {
+                if (!metrics.containsKey(h)) {
+                    throw new ManifestException(file + ": field 'headline' names undeclared metric '" + h + "'");
+                }
             }
         }
         List<Manifest.Hypothesis> hypotheses = new ArrayList<>();
@@ -159,6 +169,37 @@ public final class ManifestLoader {
         return new Manifest(file, paper, root.path("arxiv_id").asText(""), root.get("title").asText(),
                 List.copyOf(seeds), checks, metrics, List.copyOf(hypotheses), caveat, sources, seedArtifact,
                 freeKeys, artifact, root);
+    }
+
+    /**
+     * A check's {@code figures}: each {@code {"metric": m, "op": "<=|>=|<|>|=", "bound": "threshold" | "-threshold" |
+     * number | metric, or a product of those with '*'}}, the measured figure against its bound as a reviewer reads it.
+     */
+    private static void figures(String file, JsonNode figures, String at, JsonNode root) {
+        if (figures.isMissingNode()) {
+            return;
+        }
+        java.util.Set<String> metrics = new java.util.HashSet<>();
+        root.path("metrics").forEach(m -> metrics.add(m.path("name").asText()));
+        if (!figures.isArray()) {
+            throw new ManifestException(file + ": field '" + at + "' must be an array");
+        }
+        for (JsonNode f : figures) {
+            String metric = f.path("metric").asText("");
+            if (!metrics.contains(metric)) {
+                throw new ManifestException(file + ": field '" + at + "' names undeclared metric '" + metric + "'");
+            }
+            if (!List.of("<=", ">=", "<", ">", "=").contains(f.path("op").asText(""))) {
+                throw new ManifestException(file + ": field '" + at + ".op' must be one of <=, >=, <, >, =; got " + f.path("op"));
+            }
+            for (String factor : f.path("bound").asText("").split("\\*")) {
+                String x = factor.trim();
+                if (!(x.equals("threshold") || x.equals("-threshold") || metrics.contains(x) || x.matches("-?[0-9.eE+-]+"))) {
+                    throw new ManifestException(file + ": field '" + at + ".bound' has factor '" + x
+                            + "': use numbers, threshold, -threshold or metric names joined by *");
+                }
+            }
+        }
     }
 
     /**

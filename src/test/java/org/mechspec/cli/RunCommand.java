@@ -50,6 +50,9 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "mechspec-out", description = "output folder (default: ${DEFAULT-VALUE})")
     Path out;
 
+    @Option(names = "--quiet", description = "no progress lines (one per contract and seed, and the OAL protocol's phases)")
+    boolean quiet;
+
     @Option(names = "--data-dir", paramLabel = "DIR", description = "data sets folder (e.g. ../shared/data); without it, data-backed runs are skipped")
     Path dataDir;
 
@@ -73,6 +76,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> properties = new HashMap<>();
         properties.put("mechspec.backend", backend);
         properties.put("mechspec.seeds", seeds);
+        properties.put("mechspec.quiet", Boolean.toString(quiet));
         properties.put("mechspec.out", out.toAbsolutePath().resolve("reports").toString());
         properties.put("allure.results.directory", out.toAbsolutePath().resolve("allure-results").toString());
         if (dataDir != null) {
@@ -82,7 +86,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> saved = new HashMap<>();
         properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
         try {
-            LauncherFactory.create().execute(request(), summary, new FailurePrinter(stdout));
+            LauncherFactory.create().execute(request(), summary, new FailurePrinter(stdout, quiet));
         } finally {
             saved.forEach((k, v) -> {
                 if (v == null) {
@@ -149,13 +153,35 @@ final class RunCommand implements Callable<Integer> {
         return b.build();
     }
 
-    /** One line per failed contract, so a run's log says what failed without a stack trace wall. */
+    /**
+     * One line per failed contract, so a run's log says what failed without a stack trace wall; unless quiet, one
+     * progress line per finished contract invocation (paper, check, seed, elapsed).
+     */
     private static final class FailurePrinter implements TestExecutionListener {
         private final PrintWriter out;
+        private final boolean quiet;
+        private final long start = System.nanoTime();
         private TestPlan plan;
 
-        FailurePrinter(PrintWriter out) {
+        FailurePrinter(PrintWriter out, boolean quiet) {
             this.out = out;
+            this.quiet = quiet;
+        }
+
+        @Override
+        public void reportingEntryPublished(TestIdentifier id, org.junit.platform.engine.reporting.ReportEntry entry) {
+            String record = entry.getKeyValuePairs().get(org.mechspec.spec.SeedRun.ENTRY_KEY);
+            if (quiet || record == null) {
+                return;
+            }
+            try {
+                var r = new com.fasterxml.jackson.databind.ObjectMapper().readTree(record);
+                out.printf(java.util.Locale.ROOT, "[mechspec] %s %s seed %d (%s) (%.1f s)%n", r.path("paper").asText(), r.path("check").asText(),
+                        r.path("seed").asLong(), r.path("backend").asText(), (System.nanoTime() - start) / 1e9);
+                out.flush();
+            } catch (java.io.IOException e) {
+                // a progress line is not worth failing a run for; the reporter names unreadable entries
+            }
         }
 
         @Override

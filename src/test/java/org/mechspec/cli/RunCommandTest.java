@@ -46,12 +46,15 @@ class RunCommandTest {
         Child a = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cpu", "--out", "shard-a");
         assertThat(a.code()).as(a.out()).isZero();
         assertThat(a.out()).containsPattern("(?m)^contracts: [1-9]\\d* passed, 0 failed, \\d+ skipped$");
+        assertThat(a.out()).containsPattern("(?m)^\\[mechspec] kernels \\w+ seed 42 \\(cpu\\) \\(\\d+\\.\\d s\\)$");
         Path shardA = dir.resolve("shard-a/reports/kernels.cpu.json");
         assertThat(shardA).exists();
         assertThat(Artifacts.names(dir.resolve("shard-a/allure-results"))).contains("environment.properties")
                 .anyMatch(n -> n.endsWith("-result.json"));
-        Child b = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "43,44", "--backend", "cpu", "--out", "shard-b");
+        Child b = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "43,44", "--backend", "cpu", "--out", "shard-b",
+                "--quiet");
         assertThat(b.code()).as(b.out()).isZero();
+        assertThat(b.out()).doesNotContain("[mechspec] kernels rng_pinned_test_vector seed");
         Path merged = dir.resolve("kernels.cpu.json");
         Cli merge = Cli.run("merge", shardA.toString(), dir.resolve("shard-b/reports/kernels.cpu.json").toString(), "--out", merged.toString());
         assertThat(merge.code()).as(merge.toString()).isZero();

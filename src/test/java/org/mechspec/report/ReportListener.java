@@ -35,6 +35,8 @@ public final class ReportListener implements TestExecutionListener {
     private final List<String> errors = new ArrayList<>();
     /** Why tests were skipped for want of a data set: the data layer's line (file, where to get it, the flag). */
     private final java.util.Set<String> missingData = new java.util.TreeSet<>();
+    /** Test outcomes by Allure's names (passed, failed, broken, skipped), for the Trend. */
+    private final Map<String, Integer> outcomes = new TreeMap<>();
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
      * stale outcomes with this run's.
@@ -92,6 +94,13 @@ public final class ReportListener implements TestExecutionListener {
 
     @Override
     public synchronized void executionFinished(TestIdentifier id, TestExecutionResult result) {
+        if (id.isTest()) {
+            outcomes.merge(switch (result.getStatus()) {
+                case SUCCESSFUL -> "passed";
+                case ABORTED -> "skipped";
+                case FAILED -> result.getThrowable().filter(t -> t instanceof AssertionError).isPresent() ? "failed" : "broken";
+            }, 1, Integer::sum);
+        }
         if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
             seeded.remove(id);
             property.remove(id);
@@ -134,8 +143,19 @@ public final class ReportListener implements TestExecutionListener {
         if (!runs.isEmpty()) {
             try {
                 AllureEnvironment.write(devices, commit);
+                AllureEnvironment.writeCategories();
+                AllureEnvironment.trend(out.toAbsolutePath().getParent().resolve("allure-history"), outcomes, commit);
             } catch (RuntimeException e) {
-                errors.add("Allure environment.properties not written: " + firstLine(e));
+                errors.add("Allure environment, categories or trend not written: " + firstLine(e));
+            }
+            try {
+                Path plots = out.toAbsolutePath().getParent().resolve("plots");
+                String summary = RunSummary.render(List.copyOf(runs.values()), ManifestLoader::forPaper, out, plots);
+                AtomicFiles.write(out.toAbsolutePath().getParent().resolve("summary.md"), summary);
+                System.out.println();
+                summary.lines().forEach(l -> System.out.println("[mechspec] " + l));
+            } catch (IOException | RuntimeException e) {
+                errors.add("run summary not written: " + firstLine(e));
             }
         }
         writeErrors(out);

@@ -72,8 +72,9 @@ class SeedAggregatesTest {
         return xs;
     }
 
+    /** The seed files name the sample standard deviation both std and sample_std; the template's statistic is std. */
     private static double statistic(String stat, List<Double> xs) {
-        return Statistics.byName(stat, xs);
+        return Statistics.byName(stat.equals("sample_std") ? "std" : stat, xs);
     }
 
     private static void assertClose(String what, double ours, double theirs) {

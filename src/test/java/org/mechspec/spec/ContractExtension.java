@@ -34,6 +34,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
             return;
         }
         label(run.manifest().paper(), run.check(), "seed " + run.seed());
+        explain(run.manifest(), run.check());
         if (run.backend() instanceof UnavailableBackend unavailable) {
             throw new TestAbortedException(unavailable.reason());
         }
@@ -45,6 +46,9 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         } finally {
             String json = run.toJson();
             context.publishReportEntry(SeedRun.ENTRY_KEY, json);
+            AllureFigures.steps(run);
+            AllureFigures.negativeResult(run);
+            Allure.addAttachment("metrics (table)", "text/csv", AllureFigures.table(run), ".csv");
             Allure.addAttachment("metrics", "application/json",
                     new java.io.ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), ".json");
         }
@@ -61,6 +65,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         Manifest manifest = ManifestLoader.forPaper(c.paper());
         manifest.check(c.check());
         label(c.paper(), c.check(), "property");
+        explain(manifest, c.check());
         context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
         invocation.proceed();
     }
@@ -75,6 +80,14 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
     public Object resolveParameter(ParameterContext parameter, ExtensionContext context) {
         Contract c = context.getRequiredTestMethod().getAnnotation(Contract.class);
         return new PropertyRun(ManifestLoader.forPaper(c.paper()), c.check());
+    }
+
+    /** What the check means, in the reviewer's pane: the manifest's text, its threshold and figures, the paper. */
+    private static void explain(Manifest manifest, String check) {
+        Allure.description(AllureFigures.description(manifest, check));
+        if (!manifest.arxivId().isBlank()) {
+            Allure.link("arXiv " + manifest.arxivId(), "https://arxiv.org/abs/" + manifest.arxivId());
+        }
     }
 
     private static void label(String paper, String check, String story) {

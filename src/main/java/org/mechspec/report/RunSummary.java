@@ -1,0 +1,72 @@
+package org.mechspec.report;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import org.mechspec.spec.Manifest;
+
+/**
+ * The one-screen summary of a run: per paper and backend, which checks held on which seeds (✓/✗, failures named),
+ * the manifest's headline metrics as mean ± sample std over seeds, the negative results, and where the artifact,
+ * report and plots are. Printed at the end of {@code mvn verify} and {@code mechspec run}, and kept as summary.md.
+ */
+public final class RunSummary {
+    private RunSummary() {
+    }
+
+    public static String render(List<PaperRun> runs, Function<String, Manifest> manifests, Path artifacts, Path plots) {
+        StringBuilder b = new StringBuilder("# mechspec summary\n");
+        for (PaperRun run : runs) {
+            Manifest m = manifests.apply(run.paper);
+            b.append("\n## ").append(run.paper).append('.').append(run.backend).append(" — ").append(run.device.isBlank() ? run.backend : run.device)
+                    .append("\n\n");
+            List<String> failed = new ArrayList<>();
+            int checks = 0;
+            for (String check : m.checks().keySet()) {
+                StringBuilder row = new StringBuilder();
+                boolean ran = false;
+                boolean allHeld = true;
+                for (long seed : run.seeds.keySet()) {
+                    if (run.seeds.get(seed).checks.containsKey(check)) {
+                        ran = true;
+                        boolean held = run.checkOutcome(seed, check);
+                        allHeld &= held;
+                        row.append(' ').append(seed).append(held ? " ✓" : " ✗");
+                    }
+                }
+                checks += ran ? 1 : 0;
+                if (ran && !allHeld) {
+                    failed.add("- ✗ " + check + ":" + row);
+                }
+            }
+            b.append(failed.isEmpty() ? "✓ " : "✗ ").append(checks - failed.size()).append(" of ").append(checks)
+                    .append(" checks held on every seed ").append(run.seeds.keySet()).append('\n');
+            failed.forEach(f -> b.append(f).append('\n'));
+            for (String metric : m.headline()) {
+                List<Double> xs = new ArrayList<>();
+                run.seeds.values().forEach(r -> {
+                    if (r.metrics.get(metric) instanceof Number n) {
+                        xs.add(n.doubleValue());
+                    }
+                });
+                if (!xs.isEmpty()) {
+                    b.append("- ").append(metric).append(" = ").append(number(Statistics.mean(xs)))
+                            .append(xs.size() > 1 ? " ± " + number(Statistics.sampleStd(xs)) : "").append(" (n = ").append(xs.size()).append(")\n");
+                }
+            }
+            Map<Long, Map<String, Object>> perSeed = new java.util.LinkedHashMap<>();
+            run.seeds.forEach((s, r) -> perSeed.put(s, r.metrics));
+            ClaimPolicy.violations(m, perSeed).forEach(v -> b.append("- negative result: ").append(v).append('\n'));
+            b.append("- artifact: ").append(artifacts.resolve(run.paper + "." + run.backend + ".json")).append('\n');
+        }
+        b.append("\nReport: `mvn allure:report` → target/site/allure-maven-plugin/index.html; plots: ").append(plots).append('\n');
+        return b.toString();
+    }
+
+    private static String number(double x) {
+        return x == Math.rint(x) && Math.abs(x) < 1e15 ? Long.toString((long) x) : String.format(Locale.ROOT, "%.4g", x);
+    }
+}
