@@ -1,9 +1,16 @@
 package org.mechspec.report;
 
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 
 /**
  * What the reporter adds to Allure's results besides the tests: environment.properties (devices, commit, JVM),
@@ -15,7 +22,7 @@ final class AllureEnvironment {
             [
               {"name": "check failed", "matchedStatuses": ["failed"]},
               {"name": "broken: the contract threw", "matchedStatuses": ["broken"]},
-              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(CUDA|GPU|device|libcuda).*"},
+              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(CUDA|GPU|device|libcuda|CPU backend only).*"},
               {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(is absent|data folder|mechspec.data.dir).*"},
               {"name": "skipped", "matchedStatuses": ["skipped"]}
             ]
@@ -76,6 +83,41 @@ final class AllureEnvironment {
             AtomicFiles.write(dir.resolve("environment.properties"), p.toString());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + dir.resolve("environment.properties"), e);
+        }
+    }
+
+    /**
+     * The plots of one paper and backend as a result of their own in Allure (epic = paper, feature = plots), with the
+     * SVGs attached: they are drawn from the artifact after every test ran, so no test result can carry them.
+     */
+    static void plotsResult(String paper, String backend, List<Path> svgs) {
+        if (svgs.isEmpty()) {
+            return;
+        }
+        Path dir = resultsDir();
+        String uuid = UUID.nameUUIDFromBytes(("plots/" + paper + "/" + backend + "/" + System.nanoTime()).getBytes(StandardCharsets.UTF_8)).toString();
+        ObjectNode r = PaperRun.JSON.createObjectNode();
+        long now = System.currentTimeMillis();
+        r.put("uuid", uuid).put("historyId", "mechspec-plots-" + paper + "-" + backend).put("name", paper + " plots (" + backend + ")")
+                .put("fullName", "mechspec.plots." + paper + "." + backend).put("status", "passed").put("stage", "finished")
+                .put("start", now).put("stop", now)
+                .put("description", "Drawn from the artifact reports/" + paper + "." + backend + ".json; every value drawn is"
+                        + " listed in the SVG's metadata.");
+        ArrayNode labels = r.putArray("labels");
+        labels.addObject().put("name", "epic").put("value", paper);
+        labels.addObject().put("name", "feature").put("value", "plots");
+        labels.addObject().put("name", "story").put("value", backend);
+        ArrayNode attachments = r.putArray("attachments");
+        try {
+            for (Path svg : svgs) {
+                String source = UUID.nameUUIDFromBytes((uuid + svg).getBytes(StandardCharsets.UTF_8)) + "-attachment.svg";
+                Files.createDirectories(dir);
+                Files.copy(svg, dir.resolve(source), StandardCopyOption.REPLACE_EXISTING);
+                attachments.addObject().put("name", svg.getFileName().toString()).put("source", source).put("type", "image/svg+xml");
+            }
+            AtomicFiles.write(dir.resolve(uuid + "-result.json"), PaperRun.JSON.writeValueAsString(r));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the plots' Allure result in " + dir, e);
         }
     }
 

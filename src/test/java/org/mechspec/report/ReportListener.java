@@ -179,6 +179,11 @@ public final class ReportListener implements TestExecutionListener {
             var artifact = new ArtifactRenderer(ManifestLoader.forPaper(run.paper), run, fingerprints).render();
             AtomicFiles.write(file, PaperRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(artifact) + "\n");
             System.out.println("[mechspec] wrote " + file + " (" + run.seeds.size() + " seeds)");
+            try {
+                AllureEnvironment.plotsResult(run.paper, run.backend, Plots.write(artifact, out.toAbsolutePath().getParent().resolve("plots")));
+            } catch (RuntimeException e) {
+                errors.add(name + ": plots not drawn: " + firstLine(e));
+            }
         } catch (IOException | RuntimeException e) {
             errors.add(name + ": artifact not written: " + firstLine(e)
                     + " (a partial run? run the paper's whole tag, e.g. -Dgroups=" + run.paper + ")");
