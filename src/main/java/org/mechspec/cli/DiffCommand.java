@@ -17,6 +17,7 @@ import picocli.CommandLine.Spec;
 @Command(name = "diff", mixinStandardHelpOptions = true, header = "Compare two artifacts against the manifest tolerances.", description = {
     "Compare artifact A with the reference B, metric by metric and check by check,",
     "against the manifest tolerances (provenance and runtime are not compared).",
+    "Artifacts of different papers are refused (exit 2).",
     "Exit 0 no drift, 1 drift, 2 unreadable input."})
 final class DiffCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "A", description = "fresh artifact")
@@ -38,8 +39,13 @@ final class DiffCommand implements Callable<Integer> {
         ArtifactFile fresh = ArtifactFile.read(a);
         ArtifactFile reference = ArtifactFile.read(b);
         Manifest manifest = manifests.forArtifact(fresh);
+        Manifest referenceManifest = manifests.forArtifact(reference);
         PaperRun x = runOf(manifest, fresh);
-        PaperRun y = runOf(manifests.forArtifact(reference), reference);
+        PaperRun y = runOf(referenceManifest, reference);
+        if (!manifest.paper().equals(referenceManifest.paper()) || !x.paper.equals(y.paper)) {
+            // Not drift: there is nothing to compare metric by metric (a different backend of one paper still is).
+            throw new InputException("cannot compare artifacts of different papers: " + a + " is " + x.paper + ", " + b + " is " + y.paper);
+        }
         List<String> findings = ArtifactDiff.compare(manifest, x, y);
         findings.forEach(out::println);
         String shaA = fresh.json().path("mechspec").path("manifest_sha256").asText("");

@@ -48,7 +48,11 @@ final class MergeCommand implements Callable<Integer> {
             return ExitCodes.FINDINGS;
         }
         merge.notes.forEach(n -> stdout.println("note: " + n));
-        AtomicFiles.write(out, ArtifactFile.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(merged) + "\n");
+        try {
+            AtomicFiles.write(out, ArtifactFile.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(merged) + "\n");
+        } catch (IOException e) {
+            throw InputException.cannotWrite(out, e);
+        }
         stdout.println("merged " + files.size() + " shards into " + out + ": " + merged.path("mechspec").path("paper").asText() + "."
                 + merged.path("mechspec").path("backend").asText() + ", seeds " + merged.path("mechspec").path("seeds").properties()
                 .stream().map(e -> e.getKey()).toList());

@@ -18,8 +18,10 @@ import picocli.CommandLine.Option;
 /**
  * Pretrains the project's small Qwen2 model on the WikiText-2 validation split (byte tokens) and writes
  * {@code config.json}, {@code model.safetensors} and {@code training.json} (seed, data SHA-256, hyper-parameters,
- * loss curve, wall time, test and unigram perplexity) to the output folder. Deterministic: the same arguments give
- * byte-identical weights for any {@code -Dmechspec.threads}.
+ * loss curve, test and unigram perplexity) to the output folder. Deterministic: the same arguments give
+ * byte-identical weights and a byte-identical {@code training.json} for any {@code -Dmechspec.threads} (the OAL
+ * manifest pins its SHA-256). What a rerun does not reproduce (wall times, threads, the JVM and machine) goes to
+ * {@code training-log.json} beside it, which nothing pins.
  *
  * <p>Rng(seed) draws, in this order: the initial weights ({@link Qwen2Model#initialized}), then one Fisher–Yates
  * shuffle of the training blocks per epoch. Step s trains on the next {@code batch} blocks of the current order.
@@ -28,6 +30,8 @@ import picocli.CommandLine.Option;
         description = "Pretrain the tiny Qwen2 fixture on WikiText-2 (validation split) and evaluate it on the test split.")
 public final class Pretrain implements Callable<Integer> {
     static final String RECORD_FILE = "training.json";
+    /** The run's log: wall times and the machine, which differ on every rerun. Not pinned. */
+    static final String LOG_FILE = "training-log.json";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     @Option(names = "--data-dir", description = "folder holding wikitext-2/ (default: -Dmechspec.data.dir or ../shared/data)")
@@ -138,11 +142,10 @@ public final class Pretrain implements Callable<Integer> {
         double[] ciNll = Evaluation.tokenNll(stored, test, ciIndices, ciBlocks);
         double evalSeconds = seconds(evalStarted);
 
-        ObjectNode record = record(config, trainBytes, train, test, curve, epochs, trainSeconds, evalSeconds,
-                stored, evalIndices, nll, unigramNll, ciIndices, ciNll);
-        SafeTensorsWriter.writeAtomically(out.resolve(RECORD_FILE),
-                (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(record) + "\n")
-                        .getBytes(StandardCharsets.UTF_8));
+        ObjectNode record = record(config, trainBytes, train, test, curve, epochs, stored, evalIndices, nll, unigramNll,
+                ciIndices, ciNll);
+        SafeTensorsWriter.writeAtomically(out.resolve(RECORD_FILE), json(record));
+        SafeTensorsWriter.writeAtomically(out.resolve(LOG_FILE), json(runLog(trainSeconds, evalSeconds)));
         System.out.printf("test perplexity %.4f, unigram %.4f, ratio %.4f; training %.0f s, evaluation %.0f s%n",
                 Evaluation.perplexity(nll), Evaluation.perplexity(unigramNll),
                 Evaluation.perplexity(nll) / Evaluation.perplexity(unigramNll), trainSeconds, evalSeconds);
@@ -158,9 +161,19 @@ public final class Pretrain implements Callable<Integer> {
         return minLr + 0.5 * (lr - minLr) * (1 + StrictMath.cos(StrictMath.PI * progress));
     }
 
-    private ObjectNode record(Qwen2Config config, byte[] trainBytes, ByteBlocks train, ByteBlocks test,
-                              ArrayNode curve, int epochs, double trainSeconds, double evalSeconds, Qwen2Model model,
-                              int[] evalIndices, double[] nll, double[] unigramNll, int[] ciIndices, double[] ciNll)
+    /** The bytes Pretrain writes for a JSON file: Jackson's default pretty printer and a final newline. */
+    static byte[] json(ObjectNode node) throws java.io.IOException {
+        return (JSON.writerWithDefaultPrettyPrinter().writeValueAsString(node) + "\n").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * The reproducible record ({@value #RECORD_FILE}): only what the arguments, the data and the deterministic
+     * training determine, so a rerun writes it byte for byte again. Wall times, threads and the JVM are in
+     * {@link #runLog}. Reads the checkpoint files already written to {@code out} for their hashes.
+     */
+    ObjectNode record(Qwen2Config config, byte[] trainBytes, ByteBlocks train, ByteBlocks test,
+                      ArrayNode curve, int epochs, Qwen2Model model,
+                      int[] evalIndices, double[] nll, double[] unigramNll, int[] ciIndices, double[] ciNll)
             throws java.io.IOException {
         ObjectNode r = JSON.createObjectNode();
         r.put("model", "tiny-qwen2");
@@ -194,8 +207,6 @@ public final class Pretrain implements Callable<Integer> {
         hp.put("grad_clip_global_norm", clip);
         hp.put("init_std", Qwen2Model.INIT_STD);
         hp.put("precision", "fp32");
-        hp.put("threads", Parallel.threads());
-        hp.put("wall_time_seconds", trainSeconds);
         hp.set("loss_curve", curve);
         long params = 0;
         for (Parameter p : model.parameters()) {
@@ -218,7 +229,6 @@ public final class Pretrain implements Callable<Integer> {
         ev.put("unigram", "byte unigram fitted on the training split with add-one smoothing, same predictions");
         ev.put("unigram_perplexity", Evaluation.perplexity(unigramNll));
         ev.put("perplexity_ratio", Evaluation.perplexity(nll) / Evaluation.perplexity(unigramNll));
-        ev.put("wall_time_seconds", evalSeconds);
         ObjectNode ci = r.putObject("ci_check");
         ci.put("what", "the quick evaluation the fixture contract repeats: these test blocks in one forward pass");
         ArrayNode idx = ci.putArray("test_block_indices");
@@ -228,7 +238,19 @@ public final class Pretrain implements Callable<Integer> {
         ci.put("predicted_tokens", ciNll.length);
         ci.put("test_nll", Evaluation.meanNll(ciNll));
         ci.put("test_perplexity", Evaluation.perplexity(ciNll));
+        return r;
+    }
+
+    /** The run's log ({@value #LOG_FILE}): what differs from run to run and machine to machine. */
+    static ObjectNode runLog(double trainSeconds, double evalSeconds) {
+        ObjectNode r = JSON.createObjectNode();
+        r.put("model", "tiny-qwen2");
+        r.put("what", "this run's wall times and machine; " + RECORD_FILE + " beside it is the reproducible record");
+        r.putObject("training").put("wall_time_seconds", trainSeconds).put("threads", Parallel.threads());
+        r.putObject("evaluation").put("wall_time_seconds", evalSeconds);
         r.put("java", System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
+        r.put("machine", System.getProperty("os.name") + " " + System.getProperty("os.arch") + ", "
+                + Runtime.getRuntime().availableProcessors() + " processors");
         return r;
     }
 

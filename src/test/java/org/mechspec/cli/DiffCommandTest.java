@@ -79,6 +79,16 @@ class DiffCommandTest {
     }
 
     @Test
+    void differentPapersAreRefusedNotDrift() {
+        Path oal = Path.of(SyntheticManifests.OAL_SEED);
+        Path demo = artifact("demo.json", Artifacts.demoRun("cpu", 42));
+        Cli r = diff(oal, demo);
+        assertThat(r.code()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: cannot compare artifacts of different papers: " + oal + " is oal, " + demo + " is demo");
+        assertThat(r.out()).doesNotContain("drift");
+    }
+
+    @Test
     void differentManifestVersionsAreNoted() {
         Manifest edited = ManifestLoader.parse("demo.json", SyntheticManifests.DEMO.replace("Three seeds are few.", "Few seeds."));
         Path a = Artifacts.write(dir.resolve("a.json"), Artifacts.render(edited, Artifacts.demoRun("cpu", 42), "c0ffee"));

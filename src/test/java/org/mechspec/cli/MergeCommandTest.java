@@ -162,6 +162,30 @@ class MergeCommandTest {
     }
 
     @Test
+    void unwritableOutExitsTwoWithOneLineNamingThePath() throws Exception {
+        // Tests run as root, where a read-only folder is still writable: a regular file where the folder must be is not.
+        Path file = Files.writeString(dir.resolve("not-a-folder"), "keep");
+        out = file.resolve("demo.cpu.json");
+        Path a = shard("a.json", Artifacts.demoRun("cpu", 43), "c0ffee");
+        Path b = shard("b.json", Artifacts.demoRun("cpu", 42), "c0ffee");
+        Cli r = merge(a, b);
+        assertThat(r.code()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: cannot write " + out + ": " + file + " is not a folder");
+        assertThat(r.err()).doesNotContain("Exception").hasLineCount(1);
+        assertThat(Files.readString(file)).isEqualTo("keep");
+        assertThat(Artifacts.names(dir)).doesNotContain("demo.cpu.json");
+    }
+
+    @Test
+    void aReadOnlyFolderIsNamedAsPermissionDenied() {
+        Path target = dir.resolve("ro/demo.cpu.json");
+        assertThat(InputException.cannotWrite(target, new java.nio.file.AccessDeniedException(dir.resolve("ro/.demo.cpu.json1.tmp").toString())))
+                .hasMessage("cannot write " + target + ": permission denied");
+        assertThat(InputException.cannotWrite(target, new java.nio.file.FileSystemException(target.toString(), null, "Read-only file system")))
+                .hasMessage("cannot write " + target + ": read-only file system");
+    }
+
+    @Test
     void outIsRequiredAndOneShardIsNotAMerge() {
         Path a = shard("a.json", Artifacts.demoRun("cpu", 42), "c0ffee");
         Cli noOut = Cli.run("merge", a.toString(), a.toString());

@@ -3,12 +3,18 @@ package org.mechspec.cli;
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPackage;
 
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.TreeSet;
 import java.util.concurrent.Callable;
+import java.util.stream.Collectors;
 import org.junit.platform.engine.TestExecutionResult;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TagFilter;
@@ -129,15 +135,60 @@ final class RunCommand implements Callable<Integer> {
             throw new ParameterException(spec.commandLine(), "--backend must be one of " + String.join(", ", Backends.NAMES)
                     + ", got '" + backend + "'");
         }
-        if (!seeds.isBlank() && !seeds.matches("\\s*-?\\d+\\s*(,\\s*-?\\d+\\s*)*")) {
+        if (!seeds.isBlank() && !(seeds.matches("\\s*-?\\d+\\s*(,\\s*-?\\d+\\s*)*") && allLongs(seeds))) {
             throw new ParameterException(spec.commandLine(), "--seeds must be a comma-separated list of integers, got '" + seeds + "'");
         }
-        List<String> known = Manifests.classpath().papers();
+        Manifests manifests = Manifests.classpath();
+        List<String> known = manifests.papers();
         for (String p : papers) {
             if (!known.contains(p)) {
                 throw new ParameterException(spec.commandLine(), "unknown paper '" + p + "' (known: " + String.join(", ", known) + ")");
             }
         }
+        String unknownSeeds = unknownSeeds(manifests, papers.isEmpty() ? known : papers, seeds);
+        if (unknownSeeds != null) {
+            throw new ParameterException(spec.commandLine(), unknownSeeds);
+        }
+        if (dataDir != null && !Files.isDirectory(dataDir)) {
+            throw new ParameterException(spec.commandLine(), "--data-dir " + dataDir + ": no such folder");
+        }
+    }
+
+    private static boolean allLongs(String seeds) {
+        try {
+            Arrays.stream(seeds.split(",")).map(String::strip).forEach(Long::parseLong);
+            return true;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Null when every seed of {@code --seeds} is a manifest seed of at least one selected paper (a run selects only
+     * manifest seeds, so any other seed would run nothing and pass); else the line saying which are not, and the
+     * seeds each paper has.
+     */
+    static String unknownSeeds(Manifests manifests, List<String> selected, String seeds) {
+        if (seeds.isBlank()) {
+            return null;
+        }
+        Set<Long> declared = new TreeSet<>();
+        Map<String, List<Long>> byPaper = new TreeMap<>();
+        for (String p : selected) {
+            List<Long> s = manifests.forPaper(p).seeds();
+            byPaper.put(p, s);
+            declared.addAll(s);
+        }
+        List<Long> unknown = Arrays.stream(seeds.split(",")).map(String::strip).map(Long::valueOf)
+                .filter(s -> !declared.contains(s)).distinct().toList();
+        if (unknown.isEmpty()) {
+            return null;
+        }
+        List<String> each = new ArrayList<>();
+        byPaper.forEach((p, s) -> each.add(p + ": " + s.stream().map(String::valueOf).collect(Collectors.joining(", "))));
+        return "--seeds " + unknown.stream().map(String::valueOf).collect(Collectors.joining(","))
+                + (unknown.size() == 1 ? " is not a manifest seed" : " are not manifest seeds") + " of "
+                + (selected.size() == 1 ? selected.get(0) : "any selected paper") + " (" + String.join("; ", each) + ")";
     }
 
     private LauncherDiscoveryRequest request() {

@@ -90,6 +90,42 @@ class RunCommandTest {
     }
 
     @Test
+    void seedsNoSelectedPaperDeclaresAreRefusedUpFront() {
+        Cli one = Cli.run("run", "--paper", "kernels", "--seeds", "99", "--out", dir.resolve("never").toString());
+        assertThat(one.code()).as(one.toString()).isEqualTo(2);
+        assertThat(one.err().strip()).isEqualTo("mechspec: --seeds 99 is not a manifest seed of kernels (kernels: 42, 43, 44)"
+                + " (see: mechspec run --help)");
+        Cli all = Cli.run("run", "--seeds", "42,99", "--out", dir.resolve("never").toString());
+        assertThat(all.code()).as(all.toString()).isEqualTo(2);
+        assertThat(all.err()).hasLineCount(1).contains("--seeds 99 is not a manifest seed of any selected paper (")
+                .contains("kernels: 42, 43, 44").contains("fold-bias: 42, 43, 44");
+        Cli huge = Cli.run("run", "--seeds", "99999999999999999999", "--out", dir.resolve("never").toString());
+        assertThat(huge.code()).as(huge.toString()).isEqualTo(2);
+        assertThat(huge.err()).hasLineCount(1).contains("--seeds must be a comma-separated list of integers");
+        assertThat(dir.resolve("never")).doesNotExist();
+    }
+
+    @Test
+    void missingDataDirIsRefusedUpFront() {
+        // Seed 42 is a manifest seed, so the line is about the data folder: nothing ran.
+        Cli r = Cli.run("run", "--paper", "kernels", "--seeds", "42", "--data-dir", dir.resolve("nonexistent").toString(),
+                "--out", dir.resolve("never").toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: --data-dir " + dir.resolve("nonexistent") + ": no such folder (see: mechspec run --help)");
+        assertThat(r.out()).isEmpty();
+        assertThat(dir.resolve("never")).doesNotExist();
+    }
+
+    @Test
+    void aSeedOfOneSelectedPaperIsEnough() {
+        Manifests m = Manifests.classpath();
+        assertThat(RunCommand.unknownSeeds(m, m.papers(), "42")).isNull();
+        assertThat(RunCommand.unknownSeeds(m, m.papers(), "")).isNull();
+        assertThat(RunCommand.unknownSeeds(m, List.of("kernels"), "43, 44")).isNull();
+        assertThat(RunCommand.unknownSeeds(m, List.of("kernels"), "7,8")).isEqualTo("--seeds 7,8 are not manifest seeds of kernels (kernels: 42, 43, 44)");
+    }
+
+    @Test
     void cudaWithoutADeviceExitsNonZeroWithTheProbesReason() {
         String reason = DeviceProbe.unavailableReason();
         assumeTrue(reason != null, "a CUDA device is present");

@@ -298,6 +298,28 @@ class ValidateCommandTest {
     }
 
     @Test
+    void deeplyNestedJsonIsOneLineNotAStackTrace() throws Exception {
+        Path f = Files.writeString(dir.resolve("deep.json"), "[".repeat(100_000));
+        Cli r = validate(f);
+        assertThat(r.code()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: " + f + ": not JSON: nested deeper than 1000 levels");
+    }
+
+    @Test
+    void binaryFileIsNotUtf8Text() throws Exception {
+        Path f = Files.write(dir.resolve("binary.json"), new byte[] {(byte) 0x89, 'P', 'N', 'G', (byte) 0xff, (byte) 0xfe, 0, 1});
+        Cli r = validate(f);
+        assertThat(r.code()).as(r.toString()).isEqualTo(2);
+        assertThat(r.err().strip()).isEqualTo("mechspec: " + f + ": not UTF-8 text");
+    }
+
+    @Test
+    void aParseErrorWithoutLocationStillNamesTheFile() {
+        assertThat(ArtifactFile.whyNotJson(new com.fasterxml.jackson.core.JsonParseException(null, "Unexpected end")))
+                .isEqualTo("not JSON: Unexpected end");
+    }
+
+    @Test
     void trailingGarbageIsInvalidJson() throws Exception {
         Path f = Files.writeString(dir.resolve("trailing.json"), "{\"method\": \"fold-bias\"} x");
         assertThat(validate(f).err()).contains(f + ": invalid JSON at line 1");

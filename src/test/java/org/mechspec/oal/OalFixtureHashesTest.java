@@ -44,6 +44,22 @@ class OalFixtureHashesTest {
         }
     }
 
+    /**
+     * The committed fixture is what the manifest pins, and so is the revision line that quotes training.json's hash
+     * (training-log.json, the run's wall times, is not pinned: rerunning Pretrain rewrites only that one).
+     */
+    @Test
+    void committedFixtureFilesHaveThePinnedHashes() throws Exception {
+        java.nio.file.Path dir = OalFixture.dir();
+        Map<String, String> pinned = OalFixture.pinnedHashes(OAL);
+        for (Map.Entry<String, String> e : pinned.entrySet()) {
+            assertThat(org.mechspec.data.DataFiles.sha256(java.nio.file.Files.readAllBytes(dir.resolve(e.getKey())))).as(e.getKey())
+                    .isEqualTo(e.getValue());
+        }
+        assertThat(pinned).doesNotContainKey("training-log.json");
+        assertThat(OAL.root().path("checkpoint").path("revision").asText()).endsWith("training.json sha256 " + pinned.get("training.json"));
+    }
+
     /** Catches a manifest that pins no file passing as "nothing to verify": an empty files_sha256 is an error. */
     @Test
     void emptyFilesSha256IsRejected() {

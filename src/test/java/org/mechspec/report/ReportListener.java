@@ -37,12 +37,16 @@ public final class ReportListener implements TestExecutionListener {
     private final java.util.Set<String> missingData = new java.util.TreeSet<>();
     /** Test outcomes by Allure's names (passed, failed, broken, skipped), for the Trend. */
     private final Map<String, Integer> outcomes = new TreeMap<>();
+    /** Why tests were skipped (no device, no data, no such seed): each distinct reason, with how many tests it skipped. */
+    private final Map<String, Integer> skipReasons = new LinkedHashMap<>();
+    private TestPlan plan;
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
      * stale outcomes with this run's.
      */
     @Override
     public void testPlanExecutionStarted(TestPlan plan) {
+        this.plan = plan;
         clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
                 + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
@@ -105,6 +109,7 @@ public final class ReportListener implements TestExecutionListener {
             seeded.remove(id);
             property.remove(id);
             result.getThrowable().filter(MissingDataSkips::forMissingData).ifPresent(t -> missingData.add(firstLine(t)));
+            skipReasons.merge(result.getThrowable().map(ReportListener::skipReason).orElse("no reason given"), testsUnder(id), Integer::sum);
             return; // skipped (no data, no device): not a run
         }
         boolean passed = result.getStatus() == TestExecutionResult.Status.SUCCESSFUL;
@@ -159,6 +164,8 @@ public final class ReportListener implements TestExecutionListener {
             }
         }
         writeErrors(out);
+        // JUnit keeps an aborted test's reason to itself; without these lines a run without a GPU or data looks complete.
+        skipReasons.forEach((why, n) -> System.out.println("[mechspec] skipped " + n + " test(s): " + why));
         try {
             if (missingData.isEmpty()) {
                 java.nio.file.Files.deleteIfExists(out.resolve(ListenerErrors.MISSING_DATA_FILE));
@@ -206,6 +213,20 @@ public final class ReportListener implements TestExecutionListener {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file + " (" + errors + ")", e);
         }
+    }
+
+    /** The one line a skip gives: the assumption's message, without JUnit's "Assumption failed: " prefix. */
+    static String skipReason(Throwable t) {
+        String line = firstLine(t).strip();
+        return line.startsWith("Assumption failed: ") ? line.substring("Assumption failed: ".length()) : line;
+    }
+
+    /** A test counts once; an aborted container counts the tests it held (which then never start). */
+    private int testsUnder(TestIdentifier id) {
+        if (id.isTest() || plan == null) {
+            return 1;
+        }
+        return (int) Math.max(1, plan.getDescendants(id).stream().filter(TestIdentifier::isTest).count());
     }
 
     private static String firstLine(Throwable t) {
