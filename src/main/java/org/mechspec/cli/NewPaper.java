@@ -2,7 +2,7 @@ package org.mechspec.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.io.UncheckedIOException;
+import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,10 +11,16 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Set;
+import java.util.concurrent.Callable;
 import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.mechspec.spec.ExecutedSources;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
 
 /**
  * The files a new paper needs, written so the build is red until each is written: the manifest (seeds 42-44, a
@@ -23,23 +29,56 @@ import org.mechspec.spec.ExecutedSources;
  * mutants test with one mutant per check. Every generated test fails with "not written yet: <what to do>". Run again
  * after declaring more checks, it adds the missing halves and mutants and touches nothing already there.
  */
-final class NewPaper {
+@Command(name = "new-paper", mixinStandardHelpOptions = true, header = "Start a paper: manifest, package, contracts, mutants.", description = {
+    "Write contracts/KEY.json (seeds 42-44, a synthetic dataset, one example check",
+    "and metric), the package org.mechspec.<key without dashes> with a protocol",
+    "skeleton, and in src/test its contract class (a seeded and a property half per",
+    "declared check) and mutants test. Every generated test fails with 'not written",
+    "yet: ...' until written, so the build is red, never falsely green. Run it again",
+    "after declaring checks: it adds their missing tests and changes nothing else.",
+    "Exit 0 written, 2 bad key."})
+final class NewPaper implements Callable<Integer> {
     private static final Pattern KEY = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*");
     private static final Pattern NAMED = Pattern.compile("check = \"([a-z0-9_]+)\"");
     private static final String PLACEHOLDER = "not written yet: ";
 
-    private final Path root;
-    private final String key;
-    private final String pkg;
-    private final String camel;
+    @Parameters(index = "0", paramLabel = "KEY", description = "the paper's key, e.g. two-bit-kv (its tag and artifact name)")
+    String key;
+
+    @Option(names = "--root", paramLabel = "DIR", description = "the project folder (default: the current one)")
+    Path root = Path.of("");
+
+    @Spec
+    CommandSpec spec;
+
+    private String pkg;
+    private String camel;
     final List<String> written = new ArrayList<>();
 
-    NewPaper(Path root, String key) {
+    @Override
+    public Integer call() {
+        PrintWriter out = spec.commandLine().getOut();
+        root = root.toAbsolutePath();
+        validateKey();
+        try {
+            write();
+        } catch (IOException e) {
+            throw new InputException("cannot write the new paper's files under " + root + ": " + e.getMessage());
+        }
+        if (written.isEmpty()) {
+            out.println(key + ": every declared check already has its tests; nothing written");
+        } else {
+            written.forEach(f -> out.println("wrote " + f));
+            out.println("next: mvn -B verify -Dgroups=" + key + " fails with 'not written yet' for each part to write"
+                    + " (README, \"Add a paper\")");
+        }
+        return ExitCodes.OK;
+    }
+
+    private void validateKey() {
         if (!KEY.matcher(key).matches()) {
             throw new InputException("paper key '" + key + "' must be lower-case letters and digits in dash-separated words, e.g. two-bit-kv");
         }
-        this.root = root;
-        this.key = key;
         this.pkg = key.replace("-", "");
         this.camel = camel(key.replace('-', '_'), true);
         if (Set.of("compute", "data", "model", "report", "spec", "cli", "bench").contains(pkg)) {
@@ -48,7 +87,7 @@ final class NewPaper {
     }
 
     /** Writes what is missing; the paths written or extended are then in {@link #written}. */
-    void write() {
+    private void write() throws IOException {
         Path manifest = root.resolve("contracts").resolve(key + ".json");
         Path main = root.resolve("src/main/java/org/mechspec").resolve(pkg);
         Path test = root.resolve("src/test/java/org/mechspec").resolve(pkg);
@@ -60,24 +99,20 @@ final class NewPaper {
         complete(test.resolve(camel + "MutantsTest.java"), mutantsHeader(), checks, this::mutant);
     }
 
-    private List<String> checks(Path manifest) {
-        try {
-            JsonNode checks = ArtifactFile.JSON.readTree(Files.readString(manifest)).path("checks");
-            List<String> out = new ArrayList<>();
-            checks.forEach(c -> out.add(c.path("name").asText()));
-            if (out.isEmpty() || out.stream().anyMatch(n -> !n.matches("[a-z][a-z0-9_]*"))) {
-                throw new InputException(manifest + ": 'checks' must list checks named in snake_case, got " + checks);
-            }
-            return out;
-        } catch (IOException e) {
-            throw new InputException(manifest + " is unreadable: " + e.getMessage());
+    private List<String> checks(Path manifest) throws IOException {
+        JsonNode checks = ArtifactFile.JSON.readTree(Files.readString(manifest)).path("checks");
+        List<String> out = new ArrayList<>();
+        checks.forEach(c -> out.add(c.path("name").asText()));
+        if (out.isEmpty() || out.stream().anyMatch(n -> !n.matches("[a-z][a-z0-9_]*"))) {
+            throw new InputException(manifest + ": 'checks' must list checks named in snake_case, got " + checks);
         }
+        return out;
     }
 
     /** Creates {@code file} with a header and one block per check, or appends the blocks of checks it does not name. */
-    private void complete(Path file, String header, List<String> checks, Function<String, String> block) {
+    private void complete(Path file, String header, List<String> checks, Function<String, String> block) throws IOException {
         boolean exists = Files.exists(file);
-        String text = exists ? read(file) : header + "}\n";
+        String text = exists ? Files.readString(file) : header + "}\n";
         Set<String> named = new HashSet<>();
         Matcher m = NAMED.matcher(text);
         while (m.find()) {
@@ -225,28 +260,16 @@ final class NewPaper {
                 """.formatted(key, sources);
     }
 
-    private void createIfAbsent(Path file, String text) {
+    private void createIfAbsent(Path file, String text) throws IOException {
         if (!Files.exists(file)) {
             writeFile(file, text);
             written.add(root.relativize(file).toString());
         }
     }
 
-    private static void writeFile(Path file, String text) {
-        try {
-            Files.createDirectories(file.getParent());
-            Files.writeString(file, text, StandardCharsets.UTF_8);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file, e);
-        }
-    }
-
-    private static String read(Path file) {
-        try {
-            return Files.readString(file);
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot read " + file, e);
-        }
+    private static void writeFile(Path file, String text) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.writeString(file, text, StandardCharsets.UTF_8);
     }
 
     /** snake_case (or a key with '_' for '-') to camelCase; {@code upper} capitalises the first word too. */

@@ -15,11 +15,11 @@ public record PnMixConfig(Model model, CachePolicy cache, Tokens tokens) {
     /** The synthetic RoPE attention layer: embedding, grouped query heads, head dimension, RoPE pair layout. */
     public record Model(int vocab, int modelDim, int queryHeads, int kvHeads, int headDim, double ropeTheta, PairLayout layout) {
         public Model {
-            positive("vocab", vocab);
-            positive("modelDim", modelDim);
-            positive("queryHeads", queryHeads);
-            positive("kvHeads", kvHeads);
-            positive("headDim", headDim);
+            String[] names = {"vocab", "modelDim", "queryHeads", "kvHeads", "headDim"};
+            int[] sizes = {vocab, modelDim, queryHeads, kvHeads, headDim};
+            for (int i = 0; i < names.length; i++) {
+                positive(names[i], sizes[i]);
+            }
             if (queryHeads % kvHeads != 0) {
                 throw new IllegalArgumentException("queryHeads (" + queryHeads + ") must be a multiple of kvHeads (" + kvHeads + ")");
             }

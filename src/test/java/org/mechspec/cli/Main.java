@@ -14,7 +14,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
         description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
-        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, NewPaperCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, NewPaper.class})
 public final class Main implements Runnable {
     @Spec
     CommandSpec spec;

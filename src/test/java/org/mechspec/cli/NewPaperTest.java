@@ -17,7 +17,7 @@ import org.mechspec.spec.ManifestLoader;
  * what the package executes, and tests that fail saying what to write; run again, it adds only what a new check lacks.
  */
 @Tag("cli")
-class NewPaperCommandTest {
+class NewPaperTest {
     @TempDir
     Path root;
 
