@@ -24,6 +24,7 @@ public final class RunSummary {
             b.append("\n## ").append(run.paper).append('.').append(run.backend).append(" — ").append(run.device.isBlank() ? run.backend : run.device)
                     .append("\n\n");
             List<String> failed = new ArrayList<>();
+            List<String> notRun = new ArrayList<>();
             int checks = 0;
             for (String check : m.checks().keySet()) {
                 StringBuilder row = new StringBuilder();
@@ -38,12 +39,16 @@ public final class RunSummary {
                     }
                 }
                 checks += ran ? 1 : 0;
+                if (!ran) {
+                    notRun.add(check);
+                }
                 if (ran && !allHeld) {
                     failed.add("- ✗ " + check + ":" + row);
                 }
             }
             b.append(failed.isEmpty() ? "✓ " : "✗ ").append(checks - failed.size()).append(" of ").append(checks)
-                    .append(" checks held on every seed ").append(run.seeds.keySet()).append('\n');
+                    .append(" checks that ran held on every seed ").append(run.seeds.keySet())
+                    .append(notRun.isEmpty() ? "" : "; not run here: " + String.join(", ", notRun)).append('\n');
             failed.forEach(f -> b.append(f).append('\n'));
             for (String metric : m.headline()) {
                 List<Double> xs = new ArrayList<>();

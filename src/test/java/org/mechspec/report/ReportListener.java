@@ -37,6 +37,8 @@ public final class ReportListener implements TestExecutionListener {
     private final java.util.Set<String> missingData = new java.util.TreeSet<>();
     /** Test outcomes by Allure's names (passed, failed, broken, skipped), for the Trend. */
     private final Map<String, Integer> outcomes = new TreeMap<>();
+    /** A run of the project's contracts (not a test's fixture launch): only it prints the summary. */
+    private boolean contractRun;
     /** Why tests were skipped (no device, no data, no such seed): each distinct reason, with how many tests it skipped. */
     private final Map<String, Integer> skipReasons = new LinkedHashMap<>();
     private TestPlan plan;
@@ -53,7 +55,8 @@ public final class ReportListener implements TestExecutionListener {
                 "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
         // Whatever -Dgroups selected, a run of contracts in a checkout checks that every declared check has its tests
         // (a bundle or a `mechspec run` elsewhere runs what a checked build already covered).
-        if (ContractCoverage.inACheckout() && ContractCoverage.runsAContract(plan)) {
+        contractRun = ContractCoverage.runsAContract(plan);
+        if (ContractCoverage.inACheckout() && contractRun) {
             try {
                 ContractCoverage.findings().forEach(f -> errors.add("contract coverage: " + f));
             } catch (RuntimeException e) {
@@ -157,8 +160,10 @@ public final class ReportListener implements TestExecutionListener {
                 Path plots = out.toAbsolutePath().getParent().resolve("plots");
                 String summary = RunSummary.render(List.copyOf(runs.values()), ManifestLoader::forPaper, out, plots);
                 AtomicFiles.write(out.toAbsolutePath().getParent().resolve("summary.md"), summary);
-                System.out.println();
-                summary.lines().forEach(l -> System.out.println("[mechspec] " + l));
+                if (contractRun) {
+                    System.out.println();
+                    summary.lines().forEach(l -> System.out.println("[mechspec] " + l));
+                }
             } catch (IOException | RuntimeException e) {
                 errors.add("run summary not written: " + firstLine(e));
             }
