@@ -91,9 +91,14 @@ final class RunCommand implements Callable<Integer> {
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         Map<String, String> saved = new HashMap<>();
         properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
+        // Allure's results go to this run's folder, also when a test runs the command inside another launch.
+        io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
+        io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(new io.qameta.allure.FileSystemResultsWriter(
+                out.toAbsolutePath().resolve("allure-results"))));
         try {
             LauncherFactory.create().execute(request(), summary, new FailurePrinter(stdout, quiet));
         } finally {
+            io.qameta.allure.Allure.setLifecycle(outer);
             saved.forEach((k, v) -> {
                 if (v == null) {
                     System.clearProperty(k);
