@@ -73,8 +73,9 @@ public final class ManifestLoader {
         try {
             root = JSON.readTree(text);
         } catch (JsonProcessingException e) {
-            throw new ManifestException(file + ": invalid JSON at line " + e.getLocation().getLineNr() + ": "
-                    + e.getOriginalMessage(), e);
+            // Some errors (nesting too deep) carry no location.
+            throw new ManifestException(file + ": invalid JSON" + (e.getLocation() == null ? "" : " at line " + e.getLocation().getLineNr())
+                    + ": " + e.getOriginalMessage(), e);
         }
         if (root == null || !root.isObject()) {
             throw new ManifestException(file + ": the manifest must be a JSON object");

@@ -50,6 +50,12 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void jsonNestedTooDeepIsOneMessageNotANullPointer() {
+        assertThatThrownBy(() -> ManifestLoader.parse("contracts/deep.json", "[".repeat(100_000)))
+                .isInstanceOf(ManifestException.class).hasMessageStartingWith("contracts/deep.json: invalid JSON");
+    }
+
+    @Test
     void hypothesisOverUndeclaredMetricIsRejected() {
         String broken = VALID.replace("\"artifact\": {}", "\"artifact\": {}, \"hypotheses\": [{\"lhs\": \"m\", \"rhs\": \"nope\", \"sentence\": \"s\"}]");
         assertThatThrownBy(() -> ManifestLoader.parse("contracts/demo.json", broken)).hasMessageContaining("undeclared metric 'nope'");
