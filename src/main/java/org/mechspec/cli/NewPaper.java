@@ -2,6 +2,7 @@ package org.mechspec.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -23,11 +24,12 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * The files a new paper needs, written so the build is red until each is written: the manifest (seeds 42-44, a
- * synthetic dataset, one example check and metric; no template, so the default one), the package with a protocol
- * skeleton and its package-info, the contract class with a seeded and a property half per declared check, and the
- * mutants test with one mutant per check. Every generated test fails with "not written yet: <what to do>". Run again
- * after declaring more checks, it adds the missing halves and mutants and touches nothing already there.
+ * The files a new paper needs, from the templates in {@code new-paper/} (their {@code index.txt} lists them), written
+ * so the build is red until each is written: the manifest (seeds 42-44, a synthetic dataset, one example check and
+ * metric; no artifact template, so the default one), the package with a protocol skeleton and its package-info, the
+ * contract class with a seeded and a property half per declared check, and the class with one deliberately broken
+ * mechanism per check. Every generated test fails with "not written yet: <what to do>". Run again after declaring
+ * more checks, it adds the missing halves and broken mechanisms and touches nothing already there.
  */
 @Command(name = "new-paper", mixinStandardHelpOptions = true, header = "Start a paper: manifest, package, contracts, mutants.", description = {
     "Write contracts/KEY.json (seeds 42-44, a synthetic dataset, one example check",
@@ -40,7 +42,6 @@ import picocli.CommandLine.Spec;
 final class NewPaper implements Callable<Integer> {
     private static final Pattern KEY = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*");
     private static final Pattern NAMED = Pattern.compile("check = \"([a-z0-9_]+)\"");
-    private static final String PLACEHOLDER = "not written yet: ";
 
     @Parameters(index = "0", paramLabel = "KEY", description = "the paper's key, e.g. two-bit-kv (its tag and artifact name)")
     String key;
@@ -86,17 +87,48 @@ final class NewPaper implements Callable<Integer> {
         }
     }
 
-    /** Writes what is missing; the paths written or extended are then in {@link #written}. */
+    /** Writes what is missing, as the templates' index lists it; the paths written or extended are then in {@link #written}. */
     private void write() throws IOException {
-        Path manifest = root.resolve("contracts").resolve(key + ".json");
-        Path main = root.resolve("src/main/java/org/mechspec").resolve(pkg);
-        Path test = root.resolve("src/test/java/org/mechspec").resolve(pkg);
-        createIfAbsent(main.resolve("package-info.java"), packageInfo());
-        createIfAbsent(main.resolve(camel + "Protocol.java"), protocol());
-        createIfAbsent(manifest, manifest());
-        List<String> checks = checks(manifest);
-        complete(test.resolve(camel + "Contracts.java"), contractsHeader(), checks, this::contractHalves);
-        complete(test.resolve(camel + "MutantsTest.java"), mutantsHeader(), checks, this::mutant);
+        for (String line : template("index.txt").lines().toList()) {
+            if (line.isBlank() || line.startsWith("#")) {
+                continue;
+            }
+            String[] part = line.split(" ");
+            Path file = target(fill(part[1]));
+            if (part[0].equals("create")) {
+                createIfAbsent(file, fill(template(part[2])));
+            } else {
+                String block = fill(template(part[3]));
+                complete(file, fill(template(part[2])), checks(root.resolve("contracts").resolve(key + ".json")),
+                        check -> block.replace("@check@", check).replace("@method@", camel(check, false)));
+            }
+        }
+    }
+
+    /** main/ and test/ are the two source trees' org/mechspec folders; anything else is relative to the project. */
+    private Path target(String path) {
+        if (path.startsWith("main/") || path.startsWith("test/")) {
+            return root.resolve("src").resolve(path.substring(0, 4)).resolve("java/org/mechspec").resolve(path.substring(5));
+        }
+        return root.resolve(path);
+    }
+
+    private String fill(String text) {
+        String out = text.replace("@key@", key).replace("@pkg@", pkg).replace("@Camel@", camel);
+        if (out.contains("@sources@")) { // the manifest: what the package, written just before, executes
+            out = out.replace("@sources@", String.join(", ", ExecutedSources.of(root, pkg).stream()
+                    .sorted((x, y) -> x.endsWith("/" + pkg) ? -1 : y.endsWith("/" + pkg) ? 1 : x.compareTo(y)).map(x -> "\"" + x + "\"").toList()));
+        }
+        return out;
+    }
+
+    private static String template(String name) throws IOException {
+        try (InputStream in = NewPaper.class.getResourceAsStream("new-paper/" + name)) {
+            if (in == null) {
+                throw new IOException("template new-paper/" + name + " is not on the classpath");
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
     }
 
     private List<String> checks(Path manifest) throws IOException {
@@ -125,139 +157,6 @@ final class NewPaper implements Callable<Integer> {
         String body = text.substring(0, text.lastIndexOf('}')).stripTrailing();
         writeFile(file, body + "\n" + (exists ? "\n" : "") + String.join("\n", missing.stream().map(block).toList()) + "}\n");
         written.add(root.relativize(file) + (exists ? " (added " + String.join(", ", missing) + ")" : ""));
-    }
-
-    private String contractHalves(String check) {
-        String method = camel(check, false);
-        return """
-                    @Contract(paper = "%1$s", check = "%2$s")
-                    @Seeded
-                    void %3$s(SeedRun run) {
-                        fail("%4$srun %5$sProtocol.run(run.seed(), run.backend()), record each figure with run.metric(name, value),"
-                                + " then run.check(<the definition holds within run.threshold()>)");
-                    }
-
-                    @Contract(paper = "%1$s", check = "%2$s")
-                    @Test
-                    void %3$sProperty(PropertyRun run) {
-                        fail("%4$scheck %2$s over generated inputs with Properties.qt().forAll(...), the definition"
-                                + " recomputed in the test as the oracle, within run.threshold() or the computation's error bound");
-                    }
-                """.formatted(key, check, method, PLACEHOLDER, camel);
-    }
-
-    private String mutant(String check) {
-        return """
-                    @Test
-                    @Breaks(paper = "%1$s", check = "%2$s")
-                    void %3$sReportsFalseOnABrokenMechanism() {
-                        fail("%4$sbuild a deliberately broken mechanism here in src/test (a broken part through a seam the"
-                                + " mechanism has anyway, or a decorator over the backend ops), run %2$s's judgement on it and"
-                                + " assert that it reports false, and that the unbroken mechanism passes");
-                    }
-                """.formatted(key, check, camel(check, false), PLACEHOLDER);
-    }
-
-    private String contractsHeader() {
-        return """
-                package org.mechspec.%1$s;
-
-                import static org.junit.jupiter.api.Assertions.fail;
-
-                import org.junit.jupiter.api.Tag;
-                import org.junit.jupiter.api.Test;
-                import org.mechspec.spec.Contract;
-                import org.mechspec.spec.PropertyRun;
-                import org.mechspec.spec.SeedRun;
-                import org.mechspec.spec.Seeded;
-
-                /** The checks of contracts/%2$s.json: per check a seeded half (each backend and manifest seed) and a property half. */
-                @Tag("%2$s")
-                class %3$sContracts {
-                """.formatted(pkg, key, camel);
-    }
-
-    private String mutantsHeader() {
-        return """
-                package org.mechspec.%1$s;
-
-                import static org.junit.jupiter.api.Assertions.fail;
-
-                import org.junit.jupiter.api.Tag;
-                import org.junit.jupiter.api.Test;
-                import org.mechspec.spec.Breaks;
-
-                /** Every check of contracts/%2$s.json can fail: a deliberately broken mechanism makes it report false. */
-                @Tag("%2$s")
-                class %3$sMutantsTest {
-                """.formatted(pkg, key, camel);
-    }
-
-    private String packageInfo() {
-        return """
-                /**
-                 * %1$s: TODO one sentence on the mechanism.
-                 *
-                 * <p>Read in this order: {@code contracts/%1$s.json} (the checks, thresholds, metrics and the artifact's template)
-                 * → {@link org.mechspec.%2$s.%3$sProtocol#run} (one seed's inputs, the mechanism, its figures) →
-                 * {@code %3$sContracts} in {@code src/test} (one seeded and one property half per check) →
-                 * {@code reports/%1$s.<backend>.json}.
-                 */
-                package org.mechspec.%2$s;
-                """.formatted(key, pkg, camel);
-    }
-
-    private String protocol() {
-        return """
-                package org.mechspec.%1$s;
-
-                import org.mechspec.compute.Backend;
-
-                /** The %2$s protocol of contracts/%2$s.json: one seed's inputs from the pinned RNG, the mechanism, its figures. */
-                public final class %3$sProtocol {
-                    private %3$sProtocol() {
-                    }
-
-                    /** What one seed measures: one component per metric the manifest declares. */
-                    public record Result(double exampleError) {
-                    }
-
-                    public static Result run(long seed, Backend backend) {
-                        throw new UnsupportedOperationException("%4$sdraw seed " + seed + "'s inputs from new Rng(seed) (DESIGN §5),"
-                                + " run the mechanism on " + backend + " and return its figures");
-                    }
-                }
-                """.formatted(pkg, key, camel, PLACEHOLDER);
-    }
-
-    private String manifest() {
-        String sources = String.join(", ", ExecutedSources.of(root, pkg).stream()
-                .sorted((a, b) -> a.endsWith("/" + pkg) ? -1 : b.endsWith("/" + pkg) ? 1 : a.compareTo(b)).map(s -> "\"" + s + "\"").toList());
-        return """
-                {
-                  "paper": "%1$s",
-                  "arxiv_id": "",
-                  "title": "TODO: the paper's title",
-                  "seeds": [42, 43, 44],
-                  "dataset": {
-                    "id": "synthetic:%1$s-v1",
-                    "recipe": "TODO: how each seed's inputs are drawn from Rng(seed) (DESIGN §5)"
-                  },
-                  "protocol": {"id": "%1$s-v1"},
-                  "checks": [
-                    {"name": "example_check", "threshold": 1e-12, "description": "TODO: what holds, compared with which definition",
-                     "figures": [{"metric": "example_error", "op": "<=", "bound": "threshold"}]}
-                  ],
-                  "metrics": [
-                    {"name": "example_error"}
-                  ],
-                  "headline": ["example_error"],
-                  "default_tolerance": {"abs": 0, "rel": 1e-9},
-                  "claim_policy": {"tier": "l1_mechanism", "diagnostic_only": true, "formal_comparison": false},
-                  "limitations": ["TODO: what this reproduction does not show"],
-                  "sources": [%2$s]
-                }
-                """.formatted(key, sources);
     }
 
     private void createIfAbsent(Path file, String text) throws IOException {
