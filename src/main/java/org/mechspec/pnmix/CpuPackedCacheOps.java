@@ -188,21 +188,26 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         PackedCacheReader reader = new PackedCacheReader(cache);
         double[] logits = new double[queryHeads * queryLen * keyLen];
         java.util.Arrays.fill(logits, Double.NEGATIVE_INFINITY);
-        double[] row = new double[d];
+        // Rows come a block (one quantized group, or a run of fp16 tokens) at a time, each decoded once per KV head.
+        double[] rows = new double[reader.maxBlockTokens() * d];
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-            for (int j = 0; j < keyLen; j++) {
-                reader.key(j, kvh, row, fp32);
-                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                    for (int i = 0; i < queryLen; i++) {
-                        if (j > lastVisible(i, queryLen, keyLen, causal)) {
-                            continue;
+            for (int from = 0, to; from < keyLen; from = to) {
+                to = reader.blockEnd(from);
+                reader.keys(from, to, kvh, rows, fp32);
+                for (int j = from; j < to; j++) {
+                    int row = (j - from) * d;
+                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                        for (int i = 0; i < queryLen; i++) {
+                            if (j > lastVisible(i, queryLen, keyLen, causal)) {
+                                continue;
+                            }
+                            int qOff = (h * queryLen + i) * d;
+                            double dot = 0.0;
+                            for (int c = 0; c < d; c++) {
+                                dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * rows[row + c]));
+                            }
+                            logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
                         }
-                        int qOff = (h * queryLen + i) * d;
-                        double dot = 0.0;
-                        for (int c = 0; c < d; c++) {
-                            dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * row[c]));
-                        }
-                        logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
                     }
                 }
             }
@@ -224,17 +229,21 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         }
         double[] out = new double[queryHeads * queryLen * d];
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-            for (int j = 0; j < keyLen; j++) {
-                reader.value(j, kvh, row, fp32);
-                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                    for (int i = 0; i < queryLen; i++) {
-                        int qr = h * queryLen + i;
-                        if (j > lastVisible(i, queryLen, keyLen, causal)) {
-                            continue;
-                        }
-                        double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
-                        for (int c = 0; c < d; c++) {
-                            out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * row[c]));
+            for (int from = 0, to; from < keyLen; from = to) {
+                to = reader.blockEnd(from);
+                reader.values(from, to, kvh, rows, fp32);
+                for (int j = from; j < to; j++) {
+                    int row = (j - from) * d;
+                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                        for (int i = 0; i < queryLen; i++) {
+                            int qr = h * queryLen + i;
+                            if (j > lastVisible(i, queryLen, keyLen, causal)) {
+                                continue;
+                            }
+                            double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
+                            for (int c = 0; c < d; c++) {
+                                out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * rows[row + c]));
+                            }
                         }
                     }
                 }

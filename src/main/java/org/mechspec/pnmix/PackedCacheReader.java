@@ -4,38 +4,28 @@ import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 
 /**
- * Reads one token's key or value row for one KV head straight out of a {@link PackedKvCache}: fp16 bytes for
+ * Reads blocks of key or value rows for one KV head straight out of a {@link PackedKvCache}: fp16 bytes for
  * sink and residual tokens, unpack + zero + code·scale for quantized ones. The CPU twin of the inner loop of
- * {@code pnmix.cu}'s attention kernels; it never materializes a dequantized cache.
+ * {@code pnmix.cu}'s attention kernels; it never materializes a dequantized cache, only one block at a time.
+ * A block is one quantized group, or up to {@link #FP16_BLOCK} tokens of the sink or the residual.
  */
 final class PackedCacheReader {
+    static final int FP16_BLOCK = 128;
     private static final double[] HALF = halfTable();
 
     private final PackedKvCache cache;
     private final int channels;
     private final int valueGroups;
     private final int valueGroupBytes;
-    private final int[][] keyOffsets;
-    private final double[][] keyScale;
-    private final double[][] keyZero;
+    // The 2^bits dequantized levels of the quantization group being read.
+    private final double[] levels = new double[1 << 8];
 
     PackedCacheReader(PackedKvCache cache) {
         this.cache = cache;
         this.channels = cache.channels();
-        int groups = cache.groups().size();
-        this.valueGroups = groups == 0 ? 0 : BitPacking.groupsPerToken(channels, cache.valueGroupChannels());
-        this.valueGroupBytes = groups == 0 ? 0 : BitPacking.tokenGroupBytes(cache.valueGroupChannels(), cache.valueBits());
-        keyOffsets = new int[groups][];
-        keyScale = new double[groups][channels];
-        keyZero = new double[groups][channels];
-        for (int g = 0; g < groups; g++) {
-            PackedKvCache.Group gr = cache.groups().get(g);
-            keyOffsets[g] = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
-            for (int c = 0; c < channels; c++) {
-                keyScale[g][c] = half(gr.keys().meta(), 4 * c);
-                keyZero[g][c] = half(gr.keys().meta(), 4 * c + 2);
-            }
-        }
+        boolean quantized = !cache.groups().isEmpty();
+        this.valueGroups = quantized ? BitPacking.groupsPerToken(channels, cache.valueGroupChannels()) : 0;
+        this.valueGroupBytes = quantized ? BitPacking.tokenGroupBytes(cache.valueGroupChannels(), cache.valueBits()) : 0;
     }
 
     /** The fp64 value of the fp16 bits at {@code offset} (little-endian). */
@@ -44,72 +34,172 @@ final class PackedCacheReader {
     }
 
     /**
-     * Key row of position {@code j}, KV head {@code kvh}, into {@code out[0..headDim)}; {@code fp32}: a quantized
-     * element is zero + code·scale evaluated in float (fp16 values are exact in either precision).
+     * {@link #half} without the table: scales and zeros are spread over the whole fp16 range, so their lookups
+     * would miss the cache. A finite fp16 value is a float, so building the float's bits gives the same double.
      */
+    static double metaHalf(byte[] b, int offset) {
+        int h = (b[offset] & 0xFF) | ((b[offset + 1] & 0xFF) << 8);
+        int e = (h >>> 10) & 0x1F;
+        if (e == 0 || e == 0x1F) {
+            return HALF[h]; // subnormal, zero, inf, NaN
+        }
+        return Float.intBitsToFloat((h & 0x8000) << 16 | (e + 112) << 23 | (h & 0x3FF) << 13);
+    }
+
+    /** The most tokens a block holds. */
+    int maxBlockTokens() {
+        return cache.groups().isEmpty() ? FP16_BLOCK : Math.max(FP16_BLOCK, cache.groupTokens());
+    }
+
+    /** End (exclusive) of the block that starts at position {@code j}. */
+    int blockEnd(int j) {
+        checkPosition(j);
+        if (j < cache.sinkTokens()) {
+            return Math.min(cache.sinkTokens(), j + FP16_BLOCK);
+        }
+        if (j >= cache.residualStart()) {
+            return Math.min(cache.length(), j + FP16_BLOCK);
+        }
+        int g = (j - cache.sinkTokens()) / cache.groupTokens();
+        return cache.sinkTokens() + (g + 1) * cache.groupTokens();
+    }
+
+    /** Key row of position {@code j}, KV head {@code kvh}, into {@code out[0..headDim)}. */
     void key(int j, int kvh, double[] out, boolean fp32) {
-        int d = cache.headDim();
-        int g = quantizedGroup(j);
-        if (g < 0) {
-            fp16Row(j, kvh, true, out);
-            return;
-        }
-        int t = j - cache.sinkTokens() - g * cache.groupTokens();
-        PackedKvCache.Group gr = cache.groups().get(g);
-        byte[] codes = gr.keys().codes();
-        for (int c = 0; c < d; c++) {
-            int ch = kvh * d + c;
-            int code = BitPacking.get(codes, keyOffsets[g][ch], t, gr.keyBits()[ch]);
-            out[c] = fp32 ? (float) keyZero[g][ch] + code * (float) keyScale[g][ch] : keyZero[g][ch] + code * keyScale[g][ch];
-        }
+        keys(j, j + 1, kvh, out, fp32);
     }
 
-    /** Value row of position {@code j}, KV head {@code kvh}, like {@link #key}. */
+    /** Value row of position {@code j}, KV head {@code kvh}, into {@code out[0..headDim)}. */
     void value(int j, int kvh, double[] out, boolean fp32) {
-        int d = cache.headDim();
-        int g = quantizedGroup(j);
+        values(j, j + 1, kvh, out, fp32);
+    }
+
+    /**
+     * Key rows of positions [from, to) (inside one block), KV head {@code kvh}, into
+     * {@code out[(j − from)·headDim + c]}; {@code fp32}: a quantized element is zero + code·scale evaluated in
+     * float (fp16 values are exact in either precision).
+     */
+    void keys(int from, int to, int kvh, double[] out, boolean fp32) {
+        int g = blockGroup(from, to);
         if (g < 0) {
-            fp16Row(j, kvh, false, out);
+            fp16Rows(from, to, kvh, true, out);
             return;
         }
-        int t = j - cache.sinkTokens() - g * cache.groupTokens();
-        PackedBlock block = cache.groups().get(g).values();
-        int gc = cache.valueGroupChannels();
+        int d = cache.headDim();
+        int t = from - cache.sinkTokens() - g * cache.groupTokens();
+        PackedKvCache.Group gr = cache.groups().get(g);
+        int[] bits = gr.keyBits();
+        byte[] codes = gr.keys().codes();
+        byte[] meta = gr.keys().meta();
+        int offset = 0;
+        for (int ch = 0; ch < kvh * d; ch++) {
+            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
+        }
         for (int c = 0; c < d; c++) {
             int ch = kvh * d + c;
-            int vg = t * valueGroups + ch / gc;
-            int code = BitPacking.get(block.codes(), vg * valueGroupBytes, ch % gc, cache.valueBits());
-            double zero = half(block.meta(), 4 * vg + 2);
-            double scale = half(block.meta(), 4 * vg);
-            out[c] = fp32 ? (float) zero + code * (float) scale : zero + code * scale;
+            fillLevels(meta, ch, bits[ch], fp32);
+            decode(codes, offset, t, to - from, bits[ch], out, c, d);
+            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
         }
     }
 
-    /** The group holding position j, or −1 for a sink or residual token. */
-    private int quantizedGroup(int j) {
+    /** Value rows of positions [from, to), KV head {@code kvh}, like {@link #keys}. */
+    void values(int from, int to, int kvh, double[] out, boolean fp32) {
+        int g = blockGroup(from, to);
+        if (g < 0) {
+            fp16Rows(from, to, kvh, false, out);
+            return;
+        }
+        int d = cache.headDim();
+        int gc = cache.valueGroupChannels();
+        int bits = cache.valueBits();
+        PackedBlock block = cache.groups().get(g).values();
+        int t0 = from - cache.sinkTokens() - g * cache.groupTokens();
+        for (int t = t0; t < t0 + (to - from); t++) {
+            int rowBase = (t - t0) * d;
+            // A head's channels may span several value groups, or share one with other heads.
+            for (int c = 0; c < d; ) {
+                int ch = kvh * d + c;
+                int vg = t * valueGroups + ch / gc;
+                int index = ch % gc;
+                int n = Math.min(d - c, gc - index);
+                fillLevels(block.meta(), vg, bits, fp32);
+                decode(block.codes(), vg * valueGroupBytes, index, n, bits, out, rowBase + c, 1);
+                c += n;
+            }
+        }
+    }
+
+    /** The levels zero + k·scale of quantization group {@code group}, in the precision the attention reads. */
+    private void fillLevels(byte[] meta, int group, int bits, boolean fp32) {
+        double scale = metaHalf(meta, 4 * group);
+        double zero = metaHalf(meta, 4 * group + 2);
+        for (int k = 0; k < 1 << bits; k++) {
+            levels[k] = fp32 ? (float) zero + k * (float) scale : zero + k * scale;
+        }
+    }
+
+    /**
+     * Codes {@code index .. index + count} of the {@code bits}-bit stream at {@code offset} (layout in
+     * {@link BitPacking}), as levels, into {@code out[outFrom + i·outStride]}. Reads each byte once.
+     */
+    private void decode(byte[] codes, int offset, int index, int count, int bits, double[] out, int outFrom,
+                        int outStride) {
+        int mask = (1 << bits) - 1;
+        int i = 0;
+        // Eight codes fill exactly `bits` bytes: from a multiple of 8 on, take them a whole chunk at a time.
+        if ((index & 7) == 0) {
+            int p = offset + (index >>> 3) * bits;
+            for (; i + 8 <= count; i += 8, p += bits) {
+                long word = 0;
+                for (int k = 0; k < bits; k++) {
+                    word |= (long) (codes[p + k] & 0xFF) << (8 * k);
+                }
+                int o = outFrom + i * outStride;
+                for (int k = 0; k < 8; k++, o += outStride) {
+                    out[o] = levels[(int) (word >>> (k * bits)) & mask];
+                }
+            }
+        }
+        for (; i < count; i++) {
+            out[outFrom + i * outStride] = levels[BitPacking.get(codes, offset, index + i, bits)];
+        }
+    }
+
+    /** The group holding positions [from, to), or −1 for sink or residual tokens; the range must be one block's. */
+    private int blockGroup(int from, int to) {
+        if (to <= from || to > blockEnd(from)) {
+            throw new IndexOutOfBoundsException("positions [" + from + ", " + to + ") are not inside one block");
+        }
+        if (from < cache.sinkTokens() || from >= cache.residualStart()) {
+            return -1;
+        }
+        return (from - cache.sinkTokens()) / cache.groupTokens();
+    }
+
+    private void checkPosition(int j) {
         if (j < 0 || j >= cache.length()) {
             throw new IndexOutOfBoundsException("position " + j + " outside a cache of " + cache.length() + " tokens");
         }
-        if (j < cache.sinkTokens() || j >= cache.residualStart()) {
-            return -1;
-        }
-        return (j - cache.sinkTokens()) / cache.groupTokens();
     }
 
-    private void fp16Row(int j, int kvh, boolean keys, double[] out) {
+    private void fp16Rows(int from, int to, int kvh, boolean keys, double[] out) {
         byte[] buf;
-        int t;
-        if (j < cache.sinkTokens()) {
+        int t0;
+        if (from < cache.sinkTokens()) {
             buf = keys ? cache.sinkKeys() : cache.sinkValues();
-            t = j;
+            t0 = from;
         } else {
             buf = keys ? cache.residualKeys() : cache.residualValues();
-            t = j - cache.residualStart();
+            t0 = from - cache.residualStart();
         }
         int d = cache.headDim();
-        int base = (t * channels + kvh * d) * 2;
-        for (int c = 0; c < d; c++) {
-            out[c] = half(buf, base + 2 * c);
+        for (int t = t0; t < t0 + (to - from); t++) {
+            int base = (t * channels + kvh * d) * 2;
+            int rowBase = (t - t0) * d;
+            for (int c = 0; c < d; c++) {
+                out[rowBase + c] = half(buf, base + 2 * c);
+            }
         }
     }
 

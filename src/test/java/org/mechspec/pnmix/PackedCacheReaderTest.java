@@ -1,0 +1,420 @@
+package org.mechspec.pnmix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.DoubleUnaryOperator;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.FloatArrays;
+import org.mechspec.compute.HalfFloat;
+import org.mechspec.compute.Rng;
+
+/**
+ * The block reader against the definition, element by element (fp16 bytes; BitPacking.get + zero + code·scale
+ * from the fp16 metadata), and {@link CpuPackedCacheOps}'s attention against the per-element reader and loop it
+ * replaced, kept here: both must give the same bits.
+ */
+class PackedCacheReaderTest {
+
+    /** kvHeads, headDim, sink, groupTokens, groups, valueBits, valueGroupChannels, residual, max key bits. */
+    private static final int[][] SHAPES = {
+            {2, 32, 32, 128, 3, 2, 32, 77, 3},   // pinned pn-mix sizes
+            {1, 4, 2, 4, 3, 2, 4, 3, 3},
+            {2, 6, 1, 5, 4, 3, 4, 1, 3},         // value groups straddle heads
+            {2, 8, 0, 3, 5, 2, 16, 0, 2},        // value group spans both heads; no sink, no residual
+            {3, 8, 130, 200, 2, 1, 2, 300, 8},   // fp16 parts and a group longer than one fp16 block
+            {1, 2, 0, 1, 7, 4, 1, 2, 3},
+            {2, 4, 5, 7, 0, 2, 4, 9, 3},         // fp16 only
+    };
+
+    @Test
+    void blocksReadTheDefinitionsValues() {
+        Rng rng = new Rng(11);
+        for (int[] s : SHAPES) {
+            PackedKvCache cache = randomCache(rng, s);
+            for (boolean fp32 : new boolean[] {false, true}) {
+                checkReader(cache, fp32, rng);
+            }
+        }
+        PackedKvCache stream = streamed(32 + 5 * 128 + 45);
+        checkReader(stream, false, rng);
+        checkReader(stream, true, rng);
+    }
+
+    @Test
+    void quantizedBlocksMatchTheDequantizeOps() {
+        CpuPackedCacheOps ops = new CpuPackedCacheOps();
+        Rng rng = new Rng(12);
+        for (int[] s : SHAPES) {
+            PackedKvCache c = randomCache(rng, s);
+            PackedCacheReader reader = new PackedCacheReader(c);
+            int d = c.headDim();
+            int gt = c.groupTokens();
+            double[] rows = new double[reader.maxBlockTokens() * d];
+            for (int g = 0; g < c.groups().size(); g++) {
+                PackedKvCache.Group gr = c.groups().get(g);
+                double[] k = ops.dequantizePerChannel(gr.keys(), gt, gr.keyBits());
+                double[] v = ops.dequantizePerToken(gr.values(), gt, c.channels(), c.valueGroupChannels(), c.valueBits());
+                int from = c.sinkTokens() + g * gt;
+                for (int kvh = 0; kvh < c.kvHeads(); kvh++) {
+                    reader.keys(from, from + gt, kvh, rows, false);
+                    for (int t = 0; t < gt; t++) {
+                        for (int i = 0; i < d; i++) {
+                            same(rows[t * d + i], k[t * c.channels() + kvh * d + i]);
+                        }
+                    }
+                    reader.values(from, from + gt, kvh, rows, false);
+                    for (int t = 0; t < gt; t++) {
+                        for (int i = 0; i < d; i++) {
+                            same(rows[t * d + i], v[t * c.channels() + kvh * d + i]);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test
+    void attentionGivesTheSameBitsAsThePerElementReader() {
+        Rng rng = new Rng(13);
+        CpuPackedCacheOps ops = new CpuPackedCacheOps();
+        List<PackedKvCache> caches = new ArrayList<>();
+        for (int[] s : SHAPES) {
+            caches.add(randomCache(rng, s));
+        }
+        caches.add(streamed(32 + 3 * 128 + 100));
+        caches.add(streamed(32 + 2 * 128));
+        for (PackedKvCache c : caches) {
+            for (int queryHeads : new int[] {c.kvHeads(), 4 * c.kvHeads()}) {
+                for (int queryLen : new int[] {1, 3}) {
+                    for (boolean causal : new boolean[] {false, true}) {
+                        double[] q = PnMixFixtures.halfRows(rng, queryHeads * queryLen, c.headDim(), 1.0);
+                        PackedAttention now = ops.attend(c, q, queryHeads, queryLen, causal, true);
+                        double[][] before = OldAttention.attention(c, q, queryHeads, queryLen, causal, false);
+                        sameAll(now.out(), before[0]);
+                        sameAll(now.logits(), before[1]);
+                        float[] q32 = FloatArrays.narrow(q);
+                        float[] now32 = ops.attendFp32(c, q32, queryHeads, queryLen, causal);
+                        double[] before32 = OldAttention.attention(c, FloatArrays.widen(q32), queryHeads, queryLen, causal, true)[0];
+                        sameAll(FloatArrays.widen(now32), before32);
+                    }
+                }
+            }
+        }
+    }
+
+    /** Whole blocks, single rows and ranges starting mid-block (mid-byte in the streams) against the definition. */
+    private static void checkReader(PackedKvCache c, boolean fp32, Rng rng) {
+        PackedCacheReader reader = new PackedCacheReader(c);
+        int d = c.headDim();
+        double[] rows = new double[reader.maxBlockTokens() * d];
+        double[] row = new double[d];
+        for (int kvh = 0; kvh < c.kvHeads(); kvh++) {
+            for (int from = 0, to; from < c.length(); from = to) {
+                to = reader.blockEnd(from);
+                assertThat(to - from).isBetween(1, reader.maxBlockTokens());
+                reader.keys(from, to, kvh, rows, fp32);
+                for (int j = from; j < to; j++) {
+                    for (int i = 0; i < d; i++) {
+                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, true, fp32));
+                    }
+                }
+                reader.values(from, to, kvh, rows, fp32);
+                for (int j = from; j < to; j++) {
+                    for (int i = 0; i < d; i++) {
+                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, false, fp32));
+                    }
+                }
+                int a = from + (int) (rng.uniform() * (to - from));
+                int b = a + 1 + (int) (rng.uniform() * (to - a));
+                reader.keys(a, b, kvh, rows, fp32);
+                for (int j = a; j < b; j++) {
+                    for (int i = 0; i < d; i++) {
+                        same(rows[(j - a) * d + i], definition(c, j, kvh * d + i, true, fp32));
+                    }
+                }
+                reader.key(a, kvh, row, fp32);
+                for (int i = 0; i < d; i++) {
+                    same(row[i], definition(c, a, kvh * d + i, true, fp32));
+                }
+                reader.value(b - 1, kvh, row, fp32);
+                for (int i = 0; i < d; i++) {
+                    same(row[i], definition(c, b - 1, kvh * d + i, false, fp32));
+                }
+            }
+        }
+    }
+
+    /** Element (position j, channel ch) from the layout's definition; fp32: zero + code·scale in float. */
+    private static double definition(PackedKvCache c, int j, int ch, boolean key, boolean fp32) {
+        if (j < c.sinkTokens()) {
+            return HalfFloat.fromHalfBits(BitPacking.getHalf(key ? c.sinkKeys() : c.sinkValues(), 2 * (j * c.channels() + ch)));
+        }
+        if (j >= c.residualStart()) {
+            int t = j - c.residualStart();
+            return HalfFloat.fromHalfBits(BitPacking.getHalf(key ? c.residualKeys() : c.residualValues(), 2 * (t * c.channels() + ch)));
+        }
+        int g = (j - c.sinkTokens()) / c.groupTokens();
+        int t = j - c.sinkTokens() - g * c.groupTokens();
+        PackedKvCache.Group gr = c.groups().get(g);
+        int code;
+        int meta;
+        byte[] metaBytes;
+        if (key) {
+            code = BitPacking.get(gr.keys().codes(), BitPacking.channelOffsets(c.groupTokens(), gr.keyBits())[ch], t, gr.keyBits()[ch]);
+            meta = ch;
+            metaBytes = gr.keys().meta();
+        } else {
+            int groups = c.channels() / c.valueGroupChannels();
+            int vg = t * groups + ch / c.valueGroupChannels();
+            int bytes = BitPacking.tokenGroupBytes(c.valueGroupChannels(), c.valueBits());
+            code = BitPacking.get(gr.values().codes(), vg * bytes, ch % c.valueGroupChannels(), c.valueBits());
+            meta = vg;
+            metaBytes = gr.values().meta();
+        }
+        double scale = HalfFloat.fromHalfBits(BitPacking.getHalf(metaBytes, 4 * meta));
+        double zero = HalfFloat.fromHalfBits(BitPacking.getHalf(metaBytes, 4 * meta + 2));
+        if (fp32) {
+            float s = (float) scale;
+            float z = (float) zero;
+            float v = z + code * s;
+            return v;
+        }
+        return zero + code * scale;
+    }
+
+    private static void same(double actual, double expected) {
+        if (Double.compare(actual, expected) != 0) {
+            throw new AssertionError("got " + actual + ", expected " + expected);
+        }
+    }
+
+    private static void sameAll(double[] actual, double[] expected) {
+        assertThat(actual).hasSameSizeAs(expected);
+        for (int i = 0; i < actual.length; i++) {
+            if (Double.compare(actual[i], expected[i]) != 0) {
+                throw new AssertionError("element " + i + ": got " + actual[i] + ", expected " + expected[i]);
+            }
+        }
+    }
+
+    /** A cache built like PnMixBench.setup: the pinned configuration streamed through the mechanism. */
+    private static PackedKvCache streamed(int tokens) {
+        PnMixConfig c = PnMixConfig.pinned();
+        Rng rng = new Rng(42);
+        PairMask mask = RandomMasks.draw(rng, 1, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
+        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), mask.channelBits(c.model().headDim(),
+                c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
+        int channels = c.model().kvChannels();
+        for (int t = 0; t < tokens; t++) {
+            cache.append(PnMixFixtures.halfRows(rng, 1, channels, 1.0), PnMixFixtures.halfRows(rng, 1, channels, 1.0));
+        }
+        return cache.view();
+    }
+
+    /** Random code bytes (every code occurs, padding bits too) and random finite fp16 scales, zeros and rows. */
+    private static PackedKvCache randomCache(Rng rng, int[] s) {
+        int kvHeads = s[0], headDim = s[1], sink = s[2], gt = s[3], groups = s[4], valueBits = s[5], gc = s[6];
+        int residual = s[7], maxKeyBits = s[8];
+        int channels = kvHeads * headDim;
+        List<PackedKvCache.Group> list = new ArrayList<>();
+        for (int g = 0; g < groups; g++) {
+            int[] bits = new int[channels];
+            for (int ch = 0; ch < channels; ch++) {
+                bits[ch] = 1 + (int) (rng.uniform() * maxKeyBits);
+            }
+            byte[] keyCodes = randomBytes(rng, BitPacking.channelOffsets(gt, bits)[channels]);
+            byte[] keyMeta = halfs(rng, 2 * channels);
+            int vgroups = gt * (channels / gc);
+            byte[] valueCodes = randomBytes(rng, vgroups * BitPacking.tokenGroupBytes(gc, valueBits));
+            byte[] valueMeta = halfs(rng, 2 * vgroups);
+            list.add(new PackedKvCache.Group(new PackedBlock(keyCodes, keyMeta), bits, new PackedBlock(valueCodes, valueMeta)));
+        }
+        return new PackedKvCache(kvHeads, headDim, sink, halfs(rng, sink * channels), halfs(rng, sink * channels), gt,
+                list, valueBits, gc, residual, halfs(rng, residual * channels), halfs(rng, residual * channels));
+    }
+
+    private static byte[] randomBytes(Rng rng, int n) {
+        byte[] b = new byte[n];
+        for (int i = 0; i < n; i++) {
+            b[i] = (byte) rng.next();
+        }
+        return b;
+    }
+
+    /** fp16 values below 8 in magnitude, subnormals and signed zeros included. */
+    private static byte[] halfs(Rng rng, int n) {
+        byte[] b = new byte[2 * n];
+        for (int i = 0; i < n; i++) {
+            int sign = rng.uniform() < 0.5 ? 0x8000 : 0;
+            int e = (int) (rng.uniform() * 18);
+            int m = (int) (rng.uniform() * 1024);
+            BitPacking.putHalf(b, 2 * i, (short) (sign | e << 10 | m));
+        }
+        return b;
+    }
+
+    /** CpuPackedCacheOps.attention and PackedCacheReader as they were before block reads, one element at a time. */
+    private static final class OldAttention {
+        static double[][] attention(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal,
+                                    boolean fp32) {
+            DoubleUnaryOperator r = fp32 ? x -> (float) x : x -> x;
+            int d = cache.headDim();
+            int keyLen = cache.length();
+            int group = queryHeads / cache.kvHeads();
+            double scale = r.applyAsDouble(1.0 / Math.sqrt(d));
+            OldReader reader = new OldReader(cache);
+            double[] logits = new double[queryHeads * queryLen * keyLen];
+            java.util.Arrays.fill(logits, Double.NEGATIVE_INFINITY);
+            double[] row = new double[d];
+            for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
+                for (int j = 0; j < keyLen; j++) {
+                    reader.key(j, kvh, row, fp32);
+                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                        for (int i = 0; i < queryLen; i++) {
+                            if (j > CpuPackedCacheOps.lastVisible(i, queryLen, keyLen, causal)) {
+                                continue;
+                            }
+                            int qOff = (h * queryLen + i) * d;
+                            double dot = 0.0;
+                            for (int c = 0; c < d; c++) {
+                                dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * row[c]));
+                            }
+                            logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
+                        }
+                    }
+                }
+            }
+            double[] weights = new double[logits.length];
+            double[] denom = new double[queryHeads * queryLen];
+            for (int qr = 0; qr < denom.length; qr++) {
+                int last = CpuPackedCacheOps.lastVisible(qr % queryLen, queryLen, keyLen, causal);
+                double max = Double.NEGATIVE_INFINITY;
+                for (int j = 0; j <= last; j++) {
+                    max = Math.max(max, logits[qr * keyLen + j]);
+                }
+                double sum = 0.0;
+                for (int j = 0; j <= last; j++) {
+                    weights[qr * keyLen + j] = r.applyAsDouble(StrictMath.exp(r.applyAsDouble(logits[qr * keyLen + j] - max)));
+                    sum = r.applyAsDouble(sum + weights[qr * keyLen + j]);
+                }
+                denom[qr] = sum;
+            }
+            double[] out = new double[queryHeads * queryLen * d];
+            for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
+                for (int j = 0; j < keyLen; j++) {
+                    reader.value(j, kvh, row, fp32);
+                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                        for (int i = 0; i < queryLen; i++) {
+                            int qr = h * queryLen + i;
+                            if (j > CpuPackedCacheOps.lastVisible(i, queryLen, keyLen, causal)) {
+                                continue;
+                            }
+                            double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
+                            for (int c = 0; c < d; c++) {
+                                out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * row[c]));
+                            }
+                        }
+                    }
+                }
+            }
+            return new double[][] {out, logits};
+        }
+    }
+
+    private static final class OldReader {
+        private final PackedKvCache cache;
+        private final int channels;
+        private final int valueGroups;
+        private final int valueGroupBytes;
+        private final int[][] keyOffsets;
+        private final double[][] keyScale;
+        private final double[][] keyZero;
+
+        OldReader(PackedKvCache cache) {
+            this.cache = cache;
+            this.channels = cache.channels();
+            int groups = cache.groups().size();
+            this.valueGroups = groups == 0 ? 0 : BitPacking.groupsPerToken(channels, cache.valueGroupChannels());
+            this.valueGroupBytes = groups == 0 ? 0 : BitPacking.tokenGroupBytes(cache.valueGroupChannels(), cache.valueBits());
+            keyOffsets = new int[groups][];
+            keyScale = new double[groups][channels];
+            keyZero = new double[groups][channels];
+            for (int g = 0; g < groups; g++) {
+                PackedKvCache.Group gr = cache.groups().get(g);
+                keyOffsets[g] = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
+                for (int c = 0; c < channels; c++) {
+                    keyScale[g][c] = half(gr.keys().meta(), 4 * c);
+                    keyZero[g][c] = half(gr.keys().meta(), 4 * c + 2);
+                }
+            }
+        }
+
+        static double half(byte[] b, int offset) {
+            return HalfFloat.fromHalfBits(BitPacking.getHalf(b, offset));
+        }
+
+        void key(int j, int kvh, double[] out, boolean fp32) {
+            int d = cache.headDim();
+            int g = quantizedGroup(j);
+            if (g < 0) {
+                fp16Row(j, kvh, true, out);
+                return;
+            }
+            int t = j - cache.sinkTokens() - g * cache.groupTokens();
+            PackedKvCache.Group gr = cache.groups().get(g);
+            byte[] codes = gr.keys().codes();
+            for (int c = 0; c < d; c++) {
+                int ch = kvh * d + c;
+                int code = BitPacking.get(codes, keyOffsets[g][ch], t, gr.keyBits()[ch]);
+                out[c] = fp32 ? (float) keyZero[g][ch] + code * (float) keyScale[g][ch] : keyZero[g][ch] + code * keyScale[g][ch];
+            }
+        }
+
+        void value(int j, int kvh, double[] out, boolean fp32) {
+            int d = cache.headDim();
+            int g = quantizedGroup(j);
+            if (g < 0) {
+                fp16Row(j, kvh, false, out);
+                return;
+            }
+            int t = j - cache.sinkTokens() - g * cache.groupTokens();
+            PackedBlock block = cache.groups().get(g).values();
+            int gc = cache.valueGroupChannels();
+            for (int c = 0; c < d; c++) {
+                int ch = kvh * d + c;
+                int vg = t * valueGroups + ch / gc;
+                int code = BitPacking.get(block.codes(), vg * valueGroupBytes, ch % gc, cache.valueBits());
+                double zero = half(block.meta(), 4 * vg + 2);
+                double scale = half(block.meta(), 4 * vg);
+                out[c] = fp32 ? (float) zero + code * (float) scale : zero + code * scale;
+            }
+        }
+
+        private int quantizedGroup(int j) {
+            if (j < cache.sinkTokens() || j >= cache.residualStart()) {
+                return -1;
+            }
+            return (j - cache.sinkTokens()) / cache.groupTokens();
+        }
+
+        private void fp16Row(int j, int kvh, boolean keys, double[] out) {
+            byte[] buf;
+            int t;
+            if (j < cache.sinkTokens()) {
+                buf = keys ? cache.sinkKeys() : cache.sinkValues();
+                t = j;
+            } else {
+                buf = keys ? cache.residualKeys() : cache.residualValues();
+                t = j - cache.residualStart();
+            }
+            int d = cache.headDim();
+            int base = (t * channels + kvh * d) * 2;
+            for (int c = 0; c < d; c++) {
+                out[c] = half(buf, base + 2 * c);
+            }
+        }
+    }
+}
