@@ -16,7 +16,8 @@ import org.mechspec.data.DataFiles;
 
 /**
  * Build step (process-classes) and runtime lookup of what was executed: the git commit and the SHA-256 of
- * every main source and kernel, stored in the jar as {@code META-INF/mechspec/sources.json}.
+ * every main source and kernel ({@code .java}, {@code .cu}, {@code .cuh}), stored in the jar as
+ * {@code META-INF/mechspec/sources.json}.
  */
 public final class SourceFingerprints {
     static final String RESOURCE = "META-INF/mechspec/sources.json";
@@ -35,7 +36,9 @@ public final class SourceFingerprints {
                 continue;
             }
             try (Stream<Path> walk = Files.walk(base)) {
-                for (Path p : (Iterable<Path>) walk.filter(Files::isRegularFile).sorted()::iterator) {
+                // What executes: sources and kernels, not the guides beside them (compute/README.md).
+                for (Path p : (Iterable<Path>) walk.filter(Files::isRegularFile)
+                        .filter(f -> f.toString().matches(".*\\.(java|cu|cuh)$")).sorted()::iterator) {
                     files.put(root.relativize(p).toString().replace('\\', '/'), DataFiles.sha256(Files.readAllBytes(p)));
                 }
             }
