@@ -4,17 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.DoubleUnaryOperator;
 import org.junit.jupiter.api.Test;
+import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
 
 /**
  * The block reader against the definition, element by element (fp16 bytes; BitPacking.get + zero + code·scale
- * from the fp16 metadata), and {@link CpuPackedCacheOps}'s attention against the per-element reader and loop it
- * replaced, kept here: both must give the same bits.
+ * from the fp16 metadata), and {@link CpuPackedCacheOps}'s attention against {@link CpuBackend}'s over the cache
+ * dequantized by that definition: they follow one arithmetic order, so the bits must agree (fp64 and fp32).
  */
 class PackedCacheReaderTest {
 
@@ -77,7 +78,7 @@ class PackedCacheReaderTest {
     }
 
     @Test
-    void attentionGivesTheSameBitsAsThePerElementReader() {
+    void attentionOverThePackedCacheGivesCpuBackendsBitsOverTheDequantizedCache() {
         Rng rng = new Rng(13);
         CpuPackedCacheOps ops = new CpuPackedCacheOps();
         List<PackedKvCache> caches = new ArrayList<>();
@@ -87,18 +88,22 @@ class PackedCacheReaderTest {
         caches.add(streamed(32 + 3 * 128 + 100));
         caches.add(streamed(32 + 2 * 128));
         for (PackedKvCache c : caches) {
+            double[] k = dequantized(c, true, false);
+            double[] v = dequantized(c, false, false);
+            float[] k32 = FloatArrays.narrow(dequantized(c, true, true));
+            float[] v32 = FloatArrays.narrow(dequantized(c, false, true));
             for (int queryHeads : new int[] {c.kvHeads(), 4 * c.kvHeads()}) {
                 for (int queryLen : new int[] {1, 3}) {
                     for (boolean causal : new boolean[] {false, true}) {
+                        AttentionShape shape = AttentionShape.of(1, queryHeads, c.kvHeads(), queryLen, c.length(), c.headDim(),
+                                c.headDim(), causal);
                         double[] q = PnMixFixtures.halfRows(rng, queryHeads * queryLen, c.headDim(), 1.0);
                         PackedAttention now = ops.attend(c, q, queryHeads, queryLen, causal, true);
-                        double[][] before = OldAttention.attention(c, q, queryHeads, queryLen, causal, false);
-                        sameAll(now.out(), before[0]);
-                        sameAll(now.logits(), before[1]);
+                        sameAll(now.out(), CpuBackend.INSTANCE.attention(shape, q, k, v, null));
+                        sameAll(now.logits(), logits(c, q, k, queryHeads, queryLen, causal));
                         float[] q32 = FloatArrays.narrow(q);
-                        float[] now32 = ops.attendFp32(c, q32, queryHeads, queryLen, causal);
-                        double[] before32 = OldAttention.attention(c, FloatArrays.widen(q32), queryHeads, queryLen, causal, true)[0];
-                        sameAll(FloatArrays.widen(now32), before32);
+                        sameAll(FloatArrays.widen(ops.attendFp32(c, q32, queryHeads, queryLen, causal)),
+                                FloatArrays.widen(CpuBackend.INSTANCE.attention(shape, q32, k32, v32, null)));
                     }
                 }
             }
@@ -256,165 +261,39 @@ class PackedCacheReaderTest {
         return b;
     }
 
-    /** CpuPackedCacheOps.attention and PackedCacheReader as they were before block reads, one element at a time. */
-    private static final class OldAttention {
-        static double[][] attention(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal,
-                                    boolean fp32) {
-            DoubleUnaryOperator r = fp32 ? x -> (float) x : x -> x;
-            int d = cache.headDim();
-            int keyLen = cache.length();
-            int group = queryHeads / cache.kvHeads();
-            double scale = r.applyAsDouble(1.0 / Math.sqrt(d));
-            OldReader reader = new OldReader(cache);
-            double[] logits = new double[queryHeads * queryLen * keyLen];
-            java.util.Arrays.fill(logits, Double.NEGATIVE_INFINITY);
-            double[] row = new double[d];
-            for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-                for (int j = 0; j < keyLen; j++) {
-                    reader.key(j, kvh, row, fp32);
-                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                        for (int i = 0; i < queryLen; i++) {
-                            if (j > CpuPackedCacheOps.lastVisible(i, queryLen, keyLen, causal)) {
-                                continue;
-                            }
-                            int qOff = (h * queryLen + i) * d;
-                            double dot = 0.0;
-                            for (int c = 0; c < d; c++) {
-                                dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * row[c]));
-                            }
-                            logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
-                        }
-                    }
+    /** The cache dequantized by the definition, head-major ([kvHeads, length, headDim]) as CpuBackend reads it. */
+    private static double[] dequantized(PackedKvCache c, boolean key, boolean fp32) {
+        int d = c.headDim();
+        double[] out = new double[c.kvHeads() * c.length() * d];
+        for (int kvh = 0; kvh < c.kvHeads(); kvh++) {
+            for (int j = 0; j < c.length(); j++) {
+                for (int i = 0; i < d; i++) {
+                    out[(kvh * c.length() + j) * d + i] = definition(c, j, kvh * d + i, key, fp32);
                 }
             }
-            double[] weights = new double[logits.length];
-            double[] denom = new double[queryHeads * queryLen];
-            for (int qr = 0; qr < denom.length; qr++) {
-                int last = CpuPackedCacheOps.lastVisible(qr % queryLen, queryLen, keyLen, causal);
-                double max = Double.NEGATIVE_INFINITY;
-                for (int j = 0; j <= last; j++) {
-                    max = Math.max(max, logits[qr * keyLen + j]);
-                }
-                double sum = 0.0;
-                for (int j = 0; j <= last; j++) {
-                    weights[qr * keyLen + j] = r.applyAsDouble(StrictMath.exp(r.applyAsDouble(logits[qr * keyLen + j] - max)));
-                    sum = r.applyAsDouble(sum + weights[qr * keyLen + j]);
-                }
-                denom[qr] = sum;
-            }
-            double[] out = new double[queryHeads * queryLen * d];
-            for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
-                for (int j = 0; j < keyLen; j++) {
-                    reader.value(j, kvh, row, fp32);
-                    for (int h = kvh * group; h < (kvh + 1) * group; h++) {
-                        for (int i = 0; i < queryLen; i++) {
-                            int qr = h * queryLen + i;
-                            if (j > CpuPackedCacheOps.lastVisible(i, queryLen, keyLen, causal)) {
-                                continue;
-                            }
-                            double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
-                            for (int c = 0; c < d; c++) {
-                                out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * row[c]));
-                            }
-                        }
-                    }
-                }
-            }
-            return new double[][] {out, logits};
         }
+        return out;
     }
 
-    private static final class OldReader {
-        private final PackedKvCache cache;
-        private final int channels;
-        private final int valueGroups;
-        private final int valueGroupBytes;
-        private final int[][] keyOffsets;
-        private final double[][] keyScale;
-        private final double[][] keyZero;
-
-        OldReader(PackedKvCache cache) {
-            this.cache = cache;
-            this.channels = cache.channels();
-            int groups = cache.groups().size();
-            this.valueGroups = groups == 0 ? 0 : BitPacking.groupsPerToken(channels, cache.valueGroupChannels());
-            this.valueGroupBytes = groups == 0 ? 0 : BitPacking.tokenGroupBytes(cache.valueGroupChannels(), cache.valueBits());
-            keyOffsets = new int[groups][];
-            keyScale = new double[groups][channels];
-            keyZero = new double[groups][channels];
-            for (int g = 0; g < groups; g++) {
-                PackedKvCache.Group gr = cache.groups().get(g);
-                keyOffsets[g] = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
-                for (int c = 0; c < channels; c++) {
-                    keyScale[g][c] = half(gr.keys().meta(), 4 * c);
-                    keyZero[g][c] = half(gr.keys().meta(), 4 * c + 2);
+    /** The fp64 logits by their definition: the dot product in CpuBackend's order, times 1/√d; −∞ where not visible. */
+    private static double[] logits(PackedKvCache c, double[] q, double[] k, int queryHeads, int queryLen, boolean causal) {
+        int d = c.headDim();
+        int n = c.length();
+        double scale = 1.0 / Math.sqrt(d);
+        double[] out = new double[queryHeads * queryLen * n];
+        java.util.Arrays.fill(out, Double.NEGATIVE_INFINITY);
+        for (int h = 0; h < queryHeads; h++) {
+            int kvh = h / (queryHeads / c.kvHeads());
+            for (int i = 0; i < queryLen; i++) {
+                for (int j = 0; j <= CpuPackedCacheOps.lastVisible(i, queryLen, n, causal); j++) {
+                    double dot = 0.0;
+                    for (int ch = 0; ch < d; ch++) {
+                        dot += q[(h * queryLen + i) * d + ch] * k[(kvh * n + j) * d + ch];
+                    }
+                    out[(h * queryLen + i) * n + j] = dot * scale;
                 }
             }
         }
-
-        static double half(byte[] b, int offset) {
-            return HalfFloat.fromHalfBits(BitPacking.getHalf(b, offset));
-        }
-
-        void key(int j, int kvh, double[] out, boolean fp32) {
-            int d = cache.headDim();
-            int g = quantizedGroup(j);
-            if (g < 0) {
-                fp16Row(j, kvh, true, out);
-                return;
-            }
-            int t = j - cache.sinkTokens() - g * cache.groupTokens();
-            PackedKvCache.Group gr = cache.groups().get(g);
-            byte[] codes = gr.keys().codes();
-            for (int c = 0; c < d; c++) {
-                int ch = kvh * d + c;
-                int code = BitPacking.get(codes, keyOffsets[g][ch], t, gr.keyBits()[ch]);
-                out[c] = fp32 ? (float) keyZero[g][ch] + code * (float) keyScale[g][ch] : keyZero[g][ch] + code * keyScale[g][ch];
-            }
-        }
-
-        void value(int j, int kvh, double[] out, boolean fp32) {
-            int d = cache.headDim();
-            int g = quantizedGroup(j);
-            if (g < 0) {
-                fp16Row(j, kvh, false, out);
-                return;
-            }
-            int t = j - cache.sinkTokens() - g * cache.groupTokens();
-            PackedBlock block = cache.groups().get(g).values();
-            int gc = cache.valueGroupChannels();
-            for (int c = 0; c < d; c++) {
-                int ch = kvh * d + c;
-                int vg = t * valueGroups + ch / gc;
-                int code = BitPacking.get(block.codes(), vg * valueGroupBytes, ch % gc, cache.valueBits());
-                double zero = half(block.meta(), 4 * vg + 2);
-                double scale = half(block.meta(), 4 * vg);
-                out[c] = fp32 ? (float) zero + code * (float) scale : zero + code * scale;
-            }
-        }
-
-        private int quantizedGroup(int j) {
-            if (j < cache.sinkTokens() || j >= cache.residualStart()) {
-                return -1;
-            }
-            return (j - cache.sinkTokens()) / cache.groupTokens();
-        }
-
-        private void fp16Row(int j, int kvh, boolean keys, double[] out) {
-            byte[] buf;
-            int t;
-            if (j < cache.sinkTokens()) {
-                buf = keys ? cache.sinkKeys() : cache.sinkValues();
-                t = j;
-            } else {
-                buf = keys ? cache.residualKeys() : cache.residualValues();
-                t = j - cache.residualStart();
-            }
-            int d = cache.headDim();
-            int base = (t * channels + kvh * d) * 2;
-            for (int c = 0; c < d; c++) {
-                out[c] = half(buf, base + 2 * c);
-            }
-        }
+        return out;
     }
 }
