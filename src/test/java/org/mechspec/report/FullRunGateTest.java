@@ -78,11 +78,7 @@ class FullRunGateTest {
     }
 
     private static String manifest(String paper) {
-        return """
-                {"paper": "%s", "title": "t", "seeds": [42], "dataset": {}, "protocol": {}, "claim_policy": {},
-                 "limitations": [], "sources": [], "checks": [{"name": "c", "description": "d"}],
-                 "metrics": [{"name": "x"}], "artifact": {"m": {"$stat": {"metric": "x", "stat": "mean"}}}}
-                """.formatted(paper);
+        return PartialRunTest.manifest(paper, "ran");
     }
 
     @Tag("launcher-fixture")
@@ -90,7 +86,7 @@ class FullRunGateTest {
         @Contract(paper = "ran", check = "c")
         @Seeded
         void ran(SeedRun run) {
-            run.metric("x", 1.0);
+            run.metric("ran", 1.0);
         }
 
         @Contract(paper = "nodata", check = "c")

@@ -42,7 +42,8 @@ class PartialRunTest {
                 contracts.toString(), "false"})).hasMessageContaining("apartial.cpu: artifact not written");
     }
 
-    private static String manifest(String paper, String metric) {
+    /** A one-check manifest whose template places the mean of {@code metric} (declared: ran, never_recorded). */
+    static String manifest(String paper, String metric) {
         return """
                 {"paper": "%s", "title": "t", "seeds": [42], "dataset": {}, "protocol": {}, "claim_policy": {},
                  "limitations": [], "sources": [], "checks": [{"name": "c", "description": "d"}],
