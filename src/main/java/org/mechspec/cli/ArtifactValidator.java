@@ -119,12 +119,13 @@ final class ArtifactValidator {
         content = ArtifactContent.read(manifest, template, artifact);
         findings.addAll(content.findings);
         perSeedElementLayout(reported);
-        JsonNode rendered = render(content.toRun(), "", Map.of(), "", false);
+        PaperRun run = content.toRun();
+        JsonNode rendered = render(run, "", Map.of(), "", false);
         if (rendered != null) {
             compare(rendered, artifact, JsonPath.ROOT, false, false, reported);
         }
         seedsOfTheManifest(content.seeds, content.seedOrigin::get);
-        noFailedCheck(content.toRun(), (seed, name) -> content.checkOrigin.get(seed + "/" + name),
+        noFailedCheck(run, (seed, name) -> content.checkOrigin.get(seed + "/" + name),
                 (seed, name) -> content.metricOrigin.get(seed + "/" + name));
         negativeResultStatesEachContradiction(content.metrics);
         provenancePresent(required);

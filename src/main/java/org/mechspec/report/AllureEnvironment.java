@@ -50,13 +50,13 @@ final class AllureEnvironment {
     static void trend(Path keep, Map<String, Integer> counts, String name) {
         Path file = keep.resolve("history-trend.json");
         try {
-            com.fasterxml.jackson.databind.node.ArrayNode trend = java.nio.file.Files.exists(file)
-                    ? (com.fasterxml.jackson.databind.node.ArrayNode) PaperRun.JSON.readTree(java.nio.file.Files.readString(file))
+            ArrayNode trend = Files.exists(file)
+                    ? (ArrayNode) PaperRun.JSON.readTree(Files.readString(file))
                     : PaperRun.JSON.createArrayNode();
-            com.fasterxml.jackson.databind.node.ObjectNode run = PaperRun.JSON.createObjectNode();
+            ObjectNode run = PaperRun.JSON.createObjectNode();
             run.put("buildOrder", trend.size() + 1).put("reportName", name);
-            com.fasterxml.jackson.databind.node.ObjectNode data = run.putObject("data");
-            for (String k : java.util.List.of("failed", "broken", "skipped", "passed", "unknown")) {
+            ObjectNode data = run.putObject("data");
+            for (String k : List.of("failed", "broken", "skipped", "passed", "unknown")) {
                 data.put(k, counts.getOrDefault(k, 0));
             }
             data.put("total", counts.values().stream().mapToInt(Integer::intValue).sum());
