@@ -6,32 +6,15 @@
 // Layouts: a stream of codes puts code i at bits [i*b, (i+1)*b) LSB-first and is padded to a whole byte.
 // Per-channel blocks: one stream per channel at offsets[c]. Per-token blocks: one stream per (token, group).
 // Metadata: 4 bytes per quantization group, fp16 scale then fp16 zero, little-endian.
-#include <cuda_fp16.h>
+#include "packed_cache.cuh"
 
 __device__ __forceinline__ unsigned short to_half_bits(double v) {
     return __half_as_ushort(__double2half(v));   // round to nearest even, straight from double
 }
 
-__device__ __forceinline__ double from_half_bits(unsigned short h) {
-    return (double) __half2float(__ushort_as_half(h));
-}
-
-__device__ __forceinline__ unsigned short load_half(const unsigned char* p) {
-    return (unsigned short) (p[0] | (p[1] << 8));
-}
-
 __device__ __forceinline__ void store_half(unsigned char* p, unsigned short h) {
     p[0] = (unsigned char) (h & 0xFF);
     p[1] = (unsigned char) (h >> 8);
-}
-
-__device__ __forceinline__ int get_code(const unsigned char* stream, long index, int bits) {
-    long bit = index * bits;
-    const unsigned char* p = stream + (bit >> 3);
-    int shift = (int) (bit & 7);
-    unsigned int w = p[0];
-    if (shift + bits > 8) w |= ((unsigned int) p[1]) << 8;
-    return (int) ((w >> shift) & ((1u << bits) - 1u));
 }
 
 // The caller owns every byte of the stream: no other thread writes there.
@@ -42,10 +25,6 @@ __device__ __forceinline__ void put_code(unsigned char* stream, long index, int 
     unsigned int w = ((unsigned int) code) << shift;
     p[0] |= (unsigned char) (w & 0xFF);
     if (shift + bits > 8) p[1] |= (unsigned char) ((w >> 8) & 0xFF);
-}
-
-__device__ __forceinline__ int stream_bytes(long count, int bits) {
-    return (int) ((count * bits + 7) / 8);
 }
 
 // Levels of one group, as GroupQuantizer computes them.
@@ -220,50 +199,6 @@ extern "C" __global__ void dequantize_per_token(const unsigned char* packed, con
 
 // ---- attention over the packed cache -------------------------------------------------------------------
 
-// dims: 0 Hq, 1 Hkv, 2 Tq, 3 keyLen, 4 d, 5 causal, 6 sinkLen, 7 groups, 8 groupTokens, 9 valueBits,
-//       10 valueGroupChannels
-struct Cache {
-    const unsigned char* sinkK;
-    const unsigned char* sinkV;
-    const unsigned char* resK;
-    const unsigned char* resV;
-    const unsigned char* keyCodes;    // all groups, group g's channel c stream at keyOffsets[g*C + c]
-    const unsigned char* keyMeta;     // [group][channel][4]
-    const int* keyBits;               // [group][channel]
-    const int* keyOffsets;            // [group][channel], absolute byte offsets
-    const unsigned char* valueCodes;  // [group][token][valueGroup][vgBytes]
-    const unsigned char* valueMeta;   // [group][token][valueGroup][4]
-    int Hkv, d, sinkLen, groups, G, valueBits, gc, vgroups, vgBytes;
-};
-
-template <typename T>
-__device__ __forceinline__ T element(const Cache& K, int j, int kvh, int c, bool key) {
-    int C = K.Hkv * K.d;
-    int ch = kvh * K.d + c;
-    int resStart = K.sinkLen + K.groups * K.G;
-    if (j < K.sinkLen || j >= resStart) {
-        const unsigned char* buf = j < K.sinkLen ? (key ? K.sinkK : K.sinkV) : (key ? K.resK : K.resV);
-        long t = j < K.sinkLen ? j : j - resStart;
-        return (T) __half2float(__ushort_as_half(load_half(buf + 2 * (t * C + ch))));
-    }
-    int g = (j - K.sinkLen) / K.G;
-    int t = (j - K.sinkLen) % K.G;
-    int code;
-    const unsigned char* m;
-    if (key) {
-        long gch = (long) g * C + ch;
-        code = get_code(K.keyCodes + K.keyOffsets[gch], t, K.keyBits[gch]);
-        m = K.keyMeta + 4 * gch;
-    } else {
-        long vg = ((long) g * K.G + t) * K.vgroups + ch / K.gc;
-        code = get_code(K.valueCodes + vg * K.vgBytes, ch % K.gc, K.valueBits);
-        m = K.valueMeta + 4 * vg;
-    }
-    T zero = (T) __half2float(__ushort_as_half(load_half(m + 2)));
-    T scale = (T) __half2float(__ushort_as_half(load_half(m)));
-    return zero + (T) code * scale;
-}
-
 #include "reductions.cuh"
 
 // One block per query row (h, i); blockDim a power of two; scores (the logits) live in global memory
@@ -305,21 +240,6 @@ __device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scor
         for (int j = 0; j <= last; j++) acc += (exp_t<T>(srow[j] - m) / denom) * element<T>(K, j, kvh, c, false);
         out[(long) row * d + c] = acc;
     }
-}
-
-__device__ Cache make_cache(const unsigned char* sinkK, const unsigned char* sinkV, const unsigned char* resK,
-                            const unsigned char* resV, const unsigned char* keyCodes, const unsigned char* keyMeta,
-                            const int* keyBits, const int* keyOffsets, const unsigned char* valueCodes,
-                            const unsigned char* valueMeta, const int* dims) {
-    Cache K;
-    K.sinkK = sinkK; K.sinkV = sinkV; K.resK = resK; K.resV = resV;
-    K.keyCodes = keyCodes; K.keyMeta = keyMeta; K.keyBits = keyBits; K.keyOffsets = keyOffsets;
-    K.valueCodes = valueCodes; K.valueMeta = valueMeta;
-    K.Hkv = dims[1]; K.d = dims[4]; K.sinkLen = dims[6]; K.groups = dims[7]; K.G = dims[8];
-    K.valueBits = dims[9]; K.gc = dims[10];
-    K.vgroups = K.groups > 0 ? (K.Hkv * K.d) / K.gc : 0;
-    K.vgBytes = K.groups > 0 ? stream_bytes(K.gc, K.valueBits) : 0;
-    return K;
 }
 
 // The same kernel in fp64 and fp32: all arithmetic (dequantized levels, dots, softmax, sums) in T.

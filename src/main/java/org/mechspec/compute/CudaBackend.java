@@ -3,6 +3,12 @@ package org.mechspec.compute;
 import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxReset;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
@@ -24,7 +30,9 @@ import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUmodule;
 import org.mechspec.data.DataFiles;
@@ -179,11 +187,15 @@ public final class CudaBackend implements Backend {
 
     private void checkAttention(AttentionShape s, int q, int k, int v, int bias, boolean hasBias, int elementBytes) {
         s.validate(q, k, v, bias, hasBias);
-        long shared = (long) (s.keyLen() + THREADS) * elementBytes;
-        if (shared > MAX_SHARED_BYTES) {
-            throw new IllegalArgumentException("keyLen " + s.keyLen() + " exceeds the CUDA attention kernel's shared-memory"
-                    + " score buffer (at most " + (MAX_SHARED_BYTES / elementBytes - THREADS) + " keys at this precision)");
+        if (attentionSharedBytes(s, elementBytes) > MAX_SHARED_BYTES) {
+            throw new IllegalArgumentException("valueDim " + s.valueDim() + " exceeds the CUDA attention kernel's shared-memory"
+                    + " output buffer (at most " + (MAX_SHARED_BYTES / elementBytes - 2 * THREADS) + " at this precision)");
         }
+    }
+
+    /** A tile of weights, the reduction tree and one output row: nothing grows with the key length. */
+    private static long attentionSharedBytes(AttentionShape s, int elementBytes) {
+        return (2L * THREADS + s.valueDim()) * elementBytes;
     }
 
     private static KernelArgs attentionArgs(AttentionShape s, CUdeviceptr q, CUdeviceptr k, CUdeviceptr v, CUdeviceptr bias,
@@ -194,7 +206,7 @@ public final class CudaBackend implements Backend {
 
     private void launchAttention(String kernel, AttentionShape s, KernelArgs args, int elementBytes) {
         int rows = s.batch() * s.queryHeads() * s.queryLen();
-        launch("attention", kernel, rows, THREADS, (s.keyLen() + THREADS) * elementBytes, args);
+        launch("attention", kernel, rows, THREADS, (int) attentionSharedBytes(s, elementBytes), args);
     }
 
     /**
@@ -212,6 +224,66 @@ public final class CudaBackend implements Backend {
                     + " threads, " + sharedBytes + " B shared, " + args.count() + " arguments) failed: " + e.getMessage()
                     + (reset ? "; the CUDA context was reset" : ""), e);
         }
+    }
+
+    /**
+     * Launches {@code module/kernel} without waiting, for a timed batch ({@link #elapsedMs}); a fault shows at the
+     * next synchronization, which {@link #elapsedMs} does.
+     */
+    public synchronized void enqueue(String module, String kernel, int blocks, int threads, int sharedBytes, KernelArgs args) {
+        cuLaunchKernel(function(module, kernel), blocks, 1, 1, threads, 1, 1, sharedBytes, null, null, args.extra());
+    }
+
+    /**
+     * Device milliseconds of what {@code launches} enqueues, between two events on the default stream. Waits for
+     * the work; a fault resets the context as {@link #launch} does.
+     */
+    public synchronized double elapsedMs(Runnable launches) {
+        cuCtxSetCurrent(context);
+        CUevent start = new CUevent();
+        CUevent stop = new CUevent();
+        cuEventCreate(start, 0);
+        cuEventCreate(stop, 0);
+        int born = generation;
+        try {
+            cuEventRecord(start, null);
+            launches.run();
+            cuEventRecord(stop, null);
+            cuEventSynchronize(stop);
+            float[] ms = new float[1];
+            cuEventElapsedTime(ms, start, stop);
+            return ms[0];
+        } catch (CudaException e) {
+            boolean reset = resetIfSticky(e);
+            throw new IllegalStateException("timed CUDA launches failed: " + e.getMessage()
+                    + (reset ? "; the CUDA context was reset" : ""), e);
+        } finally {
+            if (born == generation) {   // a reset took the events with the old context
+                cuEventDestroy(start);
+                cuEventDestroy(stop);
+            }
+        }
+    }
+
+    /** A device attribute ({@code CUdevice_attribute}), or −1 when the driver does not report it. */
+    public synchronized int attribute(int attribute) {
+        int[] v = {-1};
+        try {
+            cuDeviceGetAttribute(v, attribute, device);
+        } catch (CudaException e) {
+            return -1;
+        }
+        return v[0];
+    }
+
+    /**
+     * Peak DRAM bandwidth in bytes/s from the device's attributes: memory clock (kHz) × bus width (bits) / 8 × 2 for
+     * double data rate, as NVIDIA's bandwidth samples compute it; NaN when the driver reports either as unknown.
+     */
+    public double peakMemoryBandwidth() {
+        int clockKhz = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE);
+        int busBits = attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH);
+        return clockKhz > 0 && busBits > 0 ? 2.0 * clockKhz * 1000.0 * busBits / 8.0 : Double.NaN;
     }
 
     /** A kernel of {@code <module>.fatbin} (main kernels, or test kernels on the test classpath). */

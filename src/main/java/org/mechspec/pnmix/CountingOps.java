@@ -24,4 +24,16 @@ final class CountingOps extends ForwardingPackedCacheOps {
         attentionCalls++;
         return inner.attendFp32(cache, q, queryHeads, queryLen, causal);
     }
+
+    @Override
+    public double[] decode(PackedKvCache cache, double[] q, int queryHeads) {
+        attentionCalls++;
+        return inner.decode(cache, q, queryHeads);
+    }
+
+    @Override
+    public float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads) {
+        attentionCalls++;
+        return inner.decodeFp32(cache, q, queryHeads);
+    }
 }

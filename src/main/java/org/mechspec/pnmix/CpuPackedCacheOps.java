@@ -173,6 +173,16 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         return FloatArrays.narrow(attention(cache, FloatArrays.widen(q), queryHeads, queryLen, causal, true)[0]);
     }
 
+    @Override
+    public double[] decode(PackedKvCache cache, double[] q, int queryHeads) {
+        return attend(cache, q, queryHeads, 1, false, false).out();
+    }
+
+    @Override
+    public float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads) {
+        return attendFp32(cache, q, queryHeads, 1, false);
+    }
+
     /**
      * One reference for both precisions: in fp32 the reader dequantizes in fp32 and every operation's result is
      * rounded to float (a double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float

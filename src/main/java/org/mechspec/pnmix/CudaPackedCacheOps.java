@@ -44,7 +44,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
         PackedCacheOps.checkCodes(codes, (long) tokens * channels, bits, channels);
         byte[] out = new byte[off[channels]];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dCodes = b.upload(codes);
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
@@ -62,7 +62,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int[] off = CpuPackedCacheOps.channelLayout(tokens, bits);
         CpuPackedCacheOps.requireBytes("packed per-channel codes", packed.length, off[channels]);
         int[] codes = new int[tokens * channels];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dPacked = b.upload(packed);
             CUdeviceptr dBits = b.upload(bits);
             CUdeviceptr dOff = b.upload(off);
@@ -79,7 +79,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int groups = CpuPackedCacheOps.tokenLayout(tokens, channels, groupChannels, bits);
         PackedCacheOps.checkCodes(codes, (long) tokens * channels, CpuPackedCacheOps.uniform(channels, bits), channels);
         byte[] out = new byte[tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits)];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dCodes = b.upload(codes);
             CUdeviceptr dOut = b.poisoned(out.length);
             launch("pack_per_token", tokens * groups,
@@ -95,7 +95,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         CpuPackedCacheOps.requireBytes("packed per-token codes", packed.length,
                 (long) tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits));
         int[] codes = new int[tokens * channels];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dPacked = b.upload(packed);
             CUdeviceptr dCodes = b.poisoned(4L * codes.length);
             launch("unpack_per_token", codes.length,
@@ -112,7 +112,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
         byte[] codes = new byte[off[channels]];
         byte[] meta = new byte[4 * channels];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dx = b.upload(x);
             CUdeviceptr dCodes = b.poisoned(codes.length);
             CUdeviceptr dMeta = b.poisoned(meta.length);
@@ -132,7 +132,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         CpuPackedCacheOps.requireValues(x, (long) tokens * channels);
         byte[] codes = new byte[tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits)];
         byte[] meta = new byte[4 * tokens * groups];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dx = b.upload(x);
             CUdeviceptr dCodes = b.poisoned(codes.length);
             CUdeviceptr dMeta = b.poisoned(meta.length);
@@ -151,7 +151,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         CpuPackedCacheOps.requireBytes("packed per-channel codes", block.codes().length, off[channels]);
         CpuPackedCacheOps.requireBytes("per-channel metadata", block.meta().length, 4L * channels);
         double[] out = new double[tokens * channels];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dCodes = b.upload(block.codes());
             CUdeviceptr dMeta = b.upload(block.meta());
             CUdeviceptr dOut = b.poisoned(8L * out.length);
@@ -171,7 +171,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
                 (long) tokens * groups * BitPacking.tokenGroupBytes(groupChannels, bits));
         CpuPackedCacheOps.requireBytes("per-token metadata", block.meta().length, 4L * tokens * groups);
         double[] out = new double[tokens * channels];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             CUdeviceptr dCodes = b.upload(block.codes());
             CUdeviceptr dMeta = b.upload(block.meta());
             CUdeviceptr dOut = b.poisoned(8L * out.length);
@@ -190,7 +190,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int rows = queryHeads * queryLen;
         double[] out = new double[rows * cache.headDim()];
         double[] logits = new double[rows * cache.length()];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
             CUdeviceptr dq = b.upload(q);
             CUdeviceptr dOut = b.poisoned(8L * out.length);
@@ -211,7 +211,7 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         Finite.require("q", q);
         int rows = queryHeads * queryLen;
         float[] out = new float[rows * cache.headDim()];
-        try (Buffers b = new Buffers()) {
+        try (CacheBuffers b = buffers()) {
             KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
             CUdeviceptr dq = b.upload(q);
             CUdeviceptr dOut = b.poisoned(4L * out.length);
@@ -223,8 +223,33 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         return out;
     }
 
+    @Override
+    public double[] decode(PackedKvCache cache, double[] q, int queryHeads) {
+        return decode(cache, q, queryHeads, 0);
+    }
+
+    @Override
+    public float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads) {
+        return decodeFp32(cache, q, queryHeads, 0);
+    }
+
+    /** {@link #decode} with {@code chunkKeys} keys per split-K block (0: automatic). */
+    double[] decode(PackedKvCache cache, double[] q, int queryHeads, int chunkKeys) {
+        PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
+        try (CudaSplitKDecode d = CudaSplitKDecode.upload(backend, cache, queryHeads, false, chunkKeys, this::held)) {
+            return d.decode(q);
+        }
+    }
+
+    float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads, int chunkKeys) {
+        PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
+        try (CudaSplitKDecode d = CudaSplitKDecode.upload(backend, cache, queryHeads, true, chunkKeys, this::held)) {
+            return d.decodeFp32(q);
+        }
+    }
+
     /** Uploads the cache's buffers; returns the kernel's first 11 arguments (through dims). */
-    private static KernelArgs uploadCache(Buffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
+    static KernelArgs uploadCache(CacheBuffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
         int channels = cache.channels();
         int groups = cache.groups().size();
         int keyCodeBytes = 0;
@@ -291,69 +316,11 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         return block;
     }
 
-    /** Device buffers of one call; counts what it allocates for {@link #peakWorkingBytes()}. */
-    private final class Buffers implements AutoCloseable {
-        private final CudaBackend.DeviceBuffers owned = backend.new DeviceBuffers();
-        private long bytes;
+    private CacheBuffers buffers() {
+        return new CacheBuffers(backend, this::held);
+    }
 
-        CUdeviceptr upload(byte[] a) {
-            return upload(Pointer.to(a), a.length);
-        }
-
-        CUdeviceptr upload(int[] a) {
-            return upload(Pointer.to(a), (long) a.length * Sizeof.INT);
-        }
-
-        CUdeviceptr upload(double[] a) {
-            return upload(Pointer.to(a), (long) a.length * Sizeof.DOUBLE);
-        }
-
-        CUdeviceptr upload(float[] a) {
-            return upload(Pointer.to(a), (long) a.length * Sizeof.FLOAT);
-        }
-
-        private CUdeviceptr upload(Pointer p, long n) {
-            count(n);
-            return n == 0 ? owned.poisoned(1) : owned.upload(p, n); // an empty buffer still needs a valid pointer
-        }
-
-        CUdeviceptr poisoned(long n) {
-            count(n);
-            return owned.poisoned(Math.max(n, 1));
-        }
-
-        void download(byte[] a, CUdeviceptr p) {
-            if (a.length > 0) {
-                cuMemcpyDtoH(Pointer.to(a), p, a.length);
-            }
-        }
-
-        void download(int[] a, CUdeviceptr p) {
-            if (a.length > 0) {
-                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.INT);
-            }
-        }
-
-        void download(double[] a, CUdeviceptr p) {
-            if (a.length > 0) {
-                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.DOUBLE);
-            }
-        }
-
-        void download(float[] a, CUdeviceptr p) {
-            if (a.length > 0) {
-                cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.FLOAT);
-            }
-        }
-
-        private void count(long n) {
-            bytes += Math.max(n, 1);
-            peakWorkingBytes = Math.max(peakWorkingBytes, bytes);
-        }
-
-        @Override
-        public void close() {
-            owned.close();
-        }
+    private void held(long bytes) {
+        peakWorkingBytes = Math.max(peakWorkingBytes, bytes);
     }
 }

@@ -66,6 +66,16 @@ public class ForwardingPackedCacheOps implements PackedCacheOps {
     }
 
     @Override
+    public double[] decode(PackedKvCache cache, double[] q, int queryHeads) {
+        return inner.decode(cache, q, queryHeads);
+    }
+
+    @Override
+    public float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads) {
+        return inner.decodeFp32(cache, q, queryHeads);
+    }
+
+    @Override
     public long peakWorkingBytes() {
         return inner.peakWorkingBytes();
     }

@@ -45,6 +45,16 @@ public interface PackedCacheOps {
     /** The same in fp32 arithmetic (dequantized levels, dot products, softmax and sums in float). */
     float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal);
 
+    /**
+     * One decode step: {@code q} [queryHeads][headDim] is the query of the cache's last position, which sees every
+     * cached key; returns [queryHeads][headDim]. The same value as {@link #attend} with one query, not causal; CUDA
+     * computes it by split-K ({@code pnmix_decode.cu}), which has no bound on the cache length but device memory.
+     */
+    double[] decode(PackedKvCache cache, double[] q, int queryHeads);
+
+    /** {@link #decode} in fp32 arithmetic, as {@link #attendFp32}. */
+    float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads);
+
     /** The most bytes one call of these operations has held in working buffers so far (device memory on CUDA). */
     long peakWorkingBytes();
 

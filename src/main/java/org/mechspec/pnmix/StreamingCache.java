@@ -29,6 +29,8 @@ public final class StreamingCache {
     private byte[] residualValues = new byte[0];
     private int residualCount;
     private long peakBytes;
+    /** Bytes of the quantized groups so far, kept as they are added: summing them per append made appends O(n). */
+    private long groupBytes;
 
     /**
      * @param keyBits bit width of each key channel (kvHead·headDim + dim)
@@ -81,6 +83,7 @@ public final class StreamingCache {
             PackedBlock kb = ops.quantizePerChannel(keys, g, keyBits, oneBit);
             PackedBlock vb = ops.quantizePerToken(values, g, c, config.valueGroupChannels(), config.cache().valueBits(), oneBit);
             groups.add(new PackedKvCache.Group(kb, keyBits.clone(), vb));
+            groupBytes += kb.bytes() + vb.bytes();
             track(16L * g * c); // the two fp64 staging arrays live while the group is quantized
         }
         residualKeys = new byte[0];
@@ -139,7 +142,7 @@ public final class StreamingCache {
 
     /** Every byte array the cache holds, by length: what the key and value figures must add up to. */
     public long heldBytes() {
-        return view().bytes() + mask.length;
+        return (long) sinkKeys.length + sinkValues.length + residualKeys.length + residualValues.length + groupBytes + mask.length;
     }
 
     public long peakBytes() {

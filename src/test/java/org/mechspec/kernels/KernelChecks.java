@@ -165,6 +165,17 @@ public final class KernelChecks {
         return new AttentionCase(s, q, k, v, bias);
     }
 
+    /**
+     * 7001 keys: more than the fp64 kernel's former one-row score buffer held in 48 KiB (6016); the tiled online
+     * softmax crosses 55 tiles of 128 keys here, the last one partial.
+     */
+    public static AttentionCase longKeysCase(long seed, boolean causal) {
+        Rng rng = new Rng(seed);
+        AttentionShape s = AttentionShape.of(1, 4, 2, 3, 7001, 32, 16, causal);
+        return new AttentionCase(s, floats(rng, s.queryElements(), 1.0), floats(rng, s.keyElements(), 1.0),
+                floats(rng, s.valueElements(), 1.0), floats(rng, s.biasElements(), 2.0));
+    }
+
     private static float[] floats(Rng rng, long n, double std) {
         float[] out = new float[(int) n];
         for (int i = 0; i < out.length; i++) {

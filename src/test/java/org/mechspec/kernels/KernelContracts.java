@@ -94,6 +94,11 @@ class KernelContracts {
                 worst = worst == null || v.maxError() > worst.maxError() ? v : worst;
             }
         }
+        for (boolean causal : new boolean[] {false, true}) {
+            FlashRule.Verdict v = KernelChecks.attentionFp64(run.backend(), KernelChecks.longKeysCase(run.seed(), causal));
+            verdicts.put("7001 keys causal=" + causal, v);
+            worst = v.maxError() > worst.maxError() ? v : worst;
+        }
         // Record first, so a failing case still reports its figures; then every case must hold.
         run.metric("attention_fp64_max_error", worst.maxError()).metric("attention_fp64_bound", worst.bound());
         verdicts.forEach((which, v) -> assertThat(v.holds()).as("fp64 attention %s: %s", which, v).isTrue());
@@ -111,6 +116,11 @@ class KernelContracts {
                 verdicts.put("bias=" + bias + " causal=" + causal, v);
                 worst = worst == null || v.maxError() > worst.maxError() ? v : worst;
             }
+        }
+        for (boolean causal : new boolean[] {false, true}) {
+            FlashRule.Verdict v = KernelChecks.attentionFp32(run.backend(), KernelChecks.longKeysCase(run.seed(), causal));
+            verdicts.put("7001 keys causal=" + causal, v);
+            worst = v.maxError() > worst.maxError() ? v : worst;
         }
         // Record first, so a failing case still reports its figures; then every case must hold.
         run.metric("attention_fp32_max_error", worst.maxError()).metric("attention_fp32_bound", worst.bound());

@@ -509,6 +509,31 @@ class PnMixContracts {
         all.forEach(PnMixContracts::flashRuleHolds);
     }
 
+    @Contract(paper = PAPER, check = "cuda_split_k_decode_flash_rule")
+    @Seeded(gpu = true)
+    @Tag("gpu")
+    void cudaSplitKDecodeFlashRule(SeedRun run) {
+        PackedCacheOps device = PackedCacheOps.forBackend(run.backend());
+        FlashRule.Verdict worst64 = null;
+        FlashRule.Verdict worst32 = null;
+        java.util.Map<String, FlashRule.Verdict> all = new java.util.LinkedHashMap<>();
+        for (PnMixKernelChecks.DecodeCase c : PnMixKernelChecks.decodeCases(run.seed())) {
+            for (PackedKvCache cache : List.of(c.packed(), c.fp16())) {
+                String which = c.name() + (cache == c.packed() ? " packed" : " fp16");
+                FlashRule.Verdict v64 = PnMixKernelChecks.decodeFp64(device, cache, c);
+                FlashRule.Verdict v32 = PnMixKernelChecks.decodeFp32(device, cache, c);
+                all.put(which + " fp64", v64);
+                all.put(which + " fp32", v32);
+                worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
+                worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
+            }
+        }
+        run.metric("cuda_split_k_decode_fp64_max_error", worst64.maxError()).metric("cuda_split_k_decode_fp64_bound", worst64.bound())
+                .metric("cuda_split_k_decode_fp32_max_error", worst32.maxError()).metric("cuda_split_k_decode_fp32_bound", worst32.bound())
+                .metric("cuda_split_k_decode_cases", (long) all.size());
+        all.forEach((which, v) -> assertThat(v.holds()).as("%s: %s", which, v).isTrue());
+    }
+
     /** Property half on the CPU: the fp32 twin stays within fp32 noise of the fp64 oracle over random packed caches. */
     @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
     @Test

@@ -1,5 +1,8 @@
 package org.mechspec.pnmix;
 
+import java.util.ArrayList;
+import java.util.List;
+import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
@@ -121,6 +124,96 @@ public final class PnMixKernelChecks {
         double[] naive = FloatArrays.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
         double[] out = FloatArrays.widen(device.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
         return FlashRule.judge(out, oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, a.chain());
+    }
+
+    /**
+     * One decode step over a packed cache and over the fp16 cache of the same tokens: {@code q} [queryHeads][headDim]
+     * at the last position; {@code chunkKeys} keys per split-K block on CUDA (0: automatic).
+     */
+    public record DecodeCase(String name, PackedKvCache packed, PackedKvCache fp16, int queryHeads, double[] q,
+                             int chunkKeys) {
+        public float[] qf() {
+            return FloatArrays.narrow(q);
+        }
+
+        public int chain() {
+            return packed.length() + packed.headDim();
+        }
+    }
+
+    /** Keys per split-K block in the boundary grid: not a power of two, so tiles end partly filled at chunk ends. */
+    static final int DECODE_CHUNK = 96;
+
+    /**
+     * The split-K grid: key lengths 1, chunk−1, chunk, chunk+1 and three chunks plus a partial one, for head dims
+     * 32/64/128 and 1/2/5/8 query heads per KV head over 2 KV heads; then all-equal logits (q = 0), one dominant
+     * key (the others' weights underflow to zero), and 131079 keys (2^17 + 7) with the automatic chunking.
+     */
+    public static List<DecodeCase> decodeCases(long seed) {
+        Rng rng = new Rng(seed * 31 + 7);
+        List<DecodeCase> cases = new ArrayList<>();
+        int[] lengths = {1, DECODE_CHUNK - 1, DECODE_CHUNK, DECODE_CHUNK + 1, 3 * DECODE_CHUNK + 40};
+        for (int d : new int[] {32, 64, 128}) {
+            for (int group : new int[] {1, 2, 5, 8}) {
+                for (int length : lengths) {
+                    cases.add(decodeCase("d" + d + " group" + group + " keys" + length, rng, 2, group, d, length,
+                            DECODE_CHUNK, false, false));
+                }
+            }
+        }
+        cases.add(decodeCase("all-equal logits", rng, 2, 3, 64, 2 * DECODE_CHUNK + 5, DECODE_CHUNK, true, false));
+        cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true));
+        cases.add(decodeCase("131079 keys", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false));
+        return cases;
+    }
+
+    static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
+                                         boolean zeroQuery, boolean dominantKey) {
+        PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, PairLayout.ADJACENT),
+                new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 32, OneBitLevels.CONDITIONAL_MEANS),
+                new PnMixConfig.Tokens(40, 0));
+        PairMask mask = RandomMasks.draw(rng, 1, kv, c.model().pairs(), c.highPairsPerHead())[0];
+        StreamingCache packed = new StreamingCache(c, new CpuPackedCacheOps(),
+                mask.channelBits(d, c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
+        int channels = kv * d;
+        byte[] keys = new byte[2 * length * channels];
+        byte[] values = new byte[2 * length * channels];
+        int dominant = dominantKey ? (int) (rng.uniform() * length) : -1;
+        for (int t = 0; t < length; t++) {
+            double[] k = half(rng, channels);
+            double[] v = half(rng, channels);
+            if (t == dominant) {
+                java.util.Arrays.fill(k, 60.0); // logit 60·√d = 480 at d = 64 against a query of ones
+            }
+            packed.append(k, v);
+            for (int i = 0; i < channels; i++) {
+                BitPacking.putHalf(keys, 2 * (t * channels + i), HalfFloat.toHalfBits(k[i]));
+                BitPacking.putHalf(values, 2 * (t * channels + i), HalfFloat.toHalfBits(v[i]));
+            }
+        }
+        double[] q = zeroQuery ? new double[kv * group * d] : half(rng, kv * group * d);
+        if (dominantKey) {
+            java.util.Arrays.fill(q, 1.0);
+        }
+        return new DecodeCase(name, packed.view(), PackedKvCache.fp16(kv, d, length, keys, values), kv * group, q, chunk);
+    }
+
+    /** Split-K decode in fp64 against the CPU fp64 oracle over the same cache (naive = oracle). */
+    public static FlashRule.Verdict decodeFp64(PackedCacheOps device, PackedKvCache cache, DecodeCase c) {
+        double[] oracle = new CpuPackedCacheOps().decode(cache, c.q(), c.queryHeads());
+        double[] out = device instanceof CudaPackedCacheOps cuda ? cuda.decode(cache, c.q(), c.queryHeads(), c.chunkKeys())
+                : device.decode(cache, c.q(), c.queryHeads());
+        return FlashRule.judge(out, oracle, oracle, FlashRule.FP64_UNIT_ROUNDOFF, c.chain());
+    }
+
+    /** Split-K decode in fp32: the FlashAttention rule with the CPU fp32 twin as the naive reference. */
+    public static FlashRule.Verdict decodeFp32(PackedCacheOps device, PackedKvCache cache, DecodeCase c) {
+        CpuPackedCacheOps cpu = new CpuPackedCacheOps();
+        double[] oracle = cpu.decode(cache, c.q(), c.queryHeads());
+        double[] naive = FloatArrays.widen(cpu.decodeFp32(cache, c.qf(), c.queryHeads()));
+        float[] out = device instanceof CudaPackedCacheOps cuda ? cuda.decodeFp32(cache, c.qf(), c.queryHeads(), c.chunkKeys())
+                : device.decodeFp32(cache, c.qf(), c.queryHeads());
+        return FlashRule.judge(FloatArrays.widen(out), oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, c.chain());
     }
 
     private static double[] half(Rng rng, int n) {

@@ -239,4 +239,24 @@ class PnMixMutantsTest {
         assertThat(PnMixKernelChecks.attentionFp64(new MisreadingOps(), a).holds()).isFalse();
         assertThat(PnMixKernelChecks.attentionFp32(new MisreadingOps(), a).holds()).isFalse();
     }
+
+    @Test
+    @Breaks(paper = "pn-mix", check = "cuda_split_k_decode_flash_rule")
+    void aSplitKDecodeThatMergesChunksWrongDropsBoundaryKeysOrLeavesAnElementUnwrittenBreaksTheFlashRule() {
+        PnMixKernelChecks.DecodeCase c = PnMixKernelChecks.decodeCase("d64 group5 keys328", new org.mechspec.compute.Rng(SEED),
+                2, 5, 64, 3 * PnMixKernelChecks.DECODE_CHUNK + 40, PnMixKernelChecks.DECODE_CHUNK, false, false);
+        for (PackedKvCache cache : List.of(c.packed(), c.fp16())) {
+            SplitKDecodeOps unbroken = new SplitKDecodeOps(PnMixKernelChecks.DECODE_CHUNK, SplitKDecodeOps.Fault.NONE);
+            assertThat(PnMixKernelChecks.decodeFp64(unbroken, cache, c).holds()).isTrue();
+            assertThat(PnMixKernelChecks.decodeFp32(unbroken, cache, c).holds()).isTrue();
+            for (SplitKDecodeOps.Fault f : SplitKDecodeOps.Fault.values()) {
+                if (f == SplitKDecodeOps.Fault.NONE) {
+                    continue;
+                }
+                SplitKDecodeOps broken = new SplitKDecodeOps(PnMixKernelChecks.DECODE_CHUNK, f);
+                assertThat(PnMixKernelChecks.decodeFp64(broken, cache, c).holds()).as("%s fp64", f).isFalse();
+                assertThat(PnMixKernelChecks.decodeFp32(broken, cache, c).holds()).as("%s fp32", f).isFalse();
+            }
+        }
+    }
 }
