@@ -32,53 +32,86 @@ public final class Checkpoint {
         return Path.of(System.getProperty("mechspec.fixtures.dir", "fixtures"), "checkpoints", "tiny-qwen2");
     }
 
-    /** Reads the config and weights of {@code dir} into a fresh model of the given precision. */
+    /**
+     * Reads the config and weights of {@code dir} into a fresh model of the given precision. Each tensor is decoded
+     * (bf16, f16 or f32 widened once) straight into the model's own tensor, so the weights are in memory once; a
+     * failure drops the half-filled model with the exception, so no partial model escapes.
+     */
     public static Qwen2Model load(Path dir, Precision precision) {
+        Qwen2Model model = Qwen2Model.zeros(readConfig(dir), precision);
+        try (TensorSource source = openWeights(dir)) {
+            requireExactlyTheParameters(model, source, dir);
+            for (Parameter p : model.parameters()) {
+                source.readInto(p.name(), p.value());
+            }
+        }
+        return model;
+    }
+
+    /** The config.json of {@code dir}, refused (naming the key) when it describes another architecture. */
+    public static Qwen2Config readConfig(Path dir) {
         Path configFile = dir.resolve(CONFIG_FILE);
         if (!Files.isRegularFile(configFile)) {
             throw new SafeTensorsException(dir + ": no " + CONFIG_FILE);
         }
-        Qwen2Config config;
         try {
-            config = Qwen2Config.read(configFile);
+            return Qwen2Config.read(configFile);
         } catch (IllegalArgumentException e) {
             throw new SafeTensorsException(e.getMessage(), e);
         }
-        Qwen2Model model = Qwen2Model.zeros(config, precision);
-        loadInto(model, dir);
-        return model;
     }
 
     /**
      * Loads the weights of {@code dir} into an existing model (e.g. one whose attention block was replaced and has
-     * parameters of its own): the stored names must be exactly {@link Qwen2Model#parameters()}' names.
+     * parameters of its own): the stored names must be exactly {@link Qwen2Model#parameters()}' names. Every
+     * tensor is read into a staging copy first, so a bad checkpoint leaves the model untouched.
      */
     public static void loadInto(Qwen2Model model, Path dir) {
         Map<String, Tensor> read = new LinkedHashMap<>();
         try (TensorSource source = openWeights(dir)) {
-            Set<String> stored = new LinkedHashSet<>(source.names());
-            for (Parameter p : model.parameters()) {
-                if (!stored.remove(p.name())) {
-                    throw new SafeTensorsException(dir + ": missing tensor " + p.name());
-                }
-                int[] shape = source.shape(p.name());
-                if (!p.value().hasShape(shape)) {
-                    throw new SafeTensorsException(dir + ": tensor " + p.name() + " has shape " + Arrays.toString(shape)
-                            + " but the config needs " + Arrays.toString(p.value().shape()));
-                }
-            }
-            if (!stored.isEmpty()) {
-                throw new SafeTensorsException(dir + ": unexpected tensor " + stored.iterator().next()
-                        + (stored.size() > 1 ? " (and " + (stored.size() - 1) + " more)" : "")
-                        + " is not a parameter of this model"
-                        + (stored.contains("lm_head.weight") ? " (config says tie_word_embeddings)" : ""));
-            }
+            requireExactlyTheParameters(model, source, dir);
             for (Parameter p : model.parameters()) {
                 read.put(p.name(), source.read(p.name(), model.precision()));
             }
         }
         for (Parameter p : model.parameters()) {
             p.value().copyFrom(read.get(p.name()));
+        }
+    }
+
+    /**
+     * The files of {@code dir} a {@link #load} reads, relative to it: config.json and the weights (one file, or
+     * the index and its shards). Hash them with {@link CheckpointHashes#of} for an artifact's checkpoint block.
+     */
+    public static List<String> filesLoaded(Path dir) {
+        List<String> out = new ArrayList<>();
+        out.add(CONFIG_FILE);
+        try (TensorSource source = openWeights(dir)) {
+            for (Path f : source.files()) {
+                out.add(dir.relativize(f).toString());
+            }
+        }
+        return out;
+    }
+
+    /** Checks the header alone: every parameter stored with its shape, and nothing else stored. */
+    private static void requireExactlyTheParameters(Qwen2Model model, TensorSource source, Path dir) {
+        Set<String> stored = new LinkedHashSet<>(source.names());
+        for (Parameter p : model.parameters()) {
+            if (!stored.remove(p.name())) {
+                throw new SafeTensorsException(dir + ": missing tensor " + p.name());
+            }
+            int[] shape = source.shape(p.name());
+            if (!p.value().hasShape(shape)) {
+                throw new SafeTensorsException(dir + ": tensor " + p.name() + " has shape " + Arrays.toString(shape)
+                        + " but the config needs " + Arrays.toString(p.value().shape()));
+            }
+        }
+        if (!stored.isEmpty()) {
+            throw new SafeTensorsException(dir + ": unexpected tensor " + stored.iterator().next()
+                    + (stored.size() > 1 ? " (and " + (stored.size() - 1) + " more)" : "")
+                    + " is not a parameter of this model"
+                    + (stored.contains("lm_head.weight") ? " (config says tie_word_embeddings)" : ""));
         }
     }
 

@@ -11,8 +11,8 @@ import java.nio.file.Path;
 
 /**
  * The Hugging Face Qwen2 {@code config.json} fields this model uses. Head dimension = hidden_size /
- * num_attention_heads, as in Qwen2. Other keys of a real config are accepted when they describe this
- * architecture (silu MLP, no RoPE scaling, no sliding window) and rejected otherwise.
+ * num_attention_heads, as in Qwen2. Other keys of a real config are accepted when {@link Qwen2ConfigKeys} knows
+ * them (bookkeeping, or a switch set to what this architecture computes); any other key is refused by name.
  */
 public record Qwen2Config(int vocabSize, int hiddenSize, int intermediateSize, int numHiddenLayers,
                           int numAttentionHeads, int numKeyValueHeads, int maxPositionEmbeddings,
@@ -80,22 +80,19 @@ public record Qwen2Config(int vocabSize, int hiddenSize, int intermediateSize, i
         if (root == null || !root.isObject()) {
             throw new IllegalArgumentException("config must be a JSON object");
         }
-        requireText(root, "model_type", "qwen2");
-        requireText(root, "hidden_act", "silu");
-        if (root.hasNonNull("rope_scaling")) {
-            throw new IllegalArgumentException("rope_scaling " + root.get("rope_scaling") + " is not supported");
-        }
-        if (root.path("use_sliding_window").asBoolean(false)) {
-            throw new IllegalArgumentException("use_sliding_window=true is not supported");
-        }
+        Qwen2ConfigKeys.requireSupported(root);
         Qwen2Config c = new Qwen2Config(intField(root, "vocab_size"), intField(root, "hidden_size"),
                 intField(root, "intermediate_size"), intField(root, "num_hidden_layers"),
                 intField(root, "num_attention_heads"), intField(root, "num_key_value_heads"),
                 intField(root, "max_position_embeddings"), doubleField(root, "rope_theta"),
                 doubleField(root, "rms_norm_eps"), booleanField(root, "tie_word_embeddings"));
-        if (root.hasNonNull("head_dim") && root.get("head_dim").asInt() != c.headDim()) {
-            throw new IllegalArgumentException("head_dim " + root.get("head_dim") + " differs from hidden_size / "
-                    + "num_attention_heads = " + c.headDim());
+        if (root.hasNonNull("head_dim") && root.get("head_dim").intValue() != c.headDim()) {
+            throw new IllegalArgumentException("key 'head_dim' is " + root.get("head_dim") + ", but this Qwen2"
+                    + " implementation derives it as hidden_size / num_attention_heads = " + c.headDim());
+        }
+        if (root.has("layer_types") && root.get("layer_types").size() != c.numHiddenLayers()) {
+            throw new IllegalArgumentException("key 'layer_types' names " + root.get("layer_types").size()
+                    + " layers, num_hidden_layers is " + c.numHiddenLayers());
         }
         return c;
     }
@@ -149,12 +146,6 @@ public record Qwen2Config(int vocabSize, int hiddenSize, int intermediateSize, i
             throw new IllegalArgumentException("field " + name + " is missing or not a boolean: " + n);
         }
         return n.booleanValue();
-    }
-
-    private static void requireText(JsonNode root, String name, String expected) {
-        if (root.has(name) && !expected.equals(root.get(name).asText())) {
-            throw new IllegalArgumentException(name + " is " + root.get(name) + ", this model implements " + expected);
-        }
     }
 
     private static void requirePositive(String name, int v) {

@@ -28,6 +28,8 @@ import java.util.Map;
 public final class SafeTensorsFile implements TensorSource {
     /** Larger headers are rejected as corrupt (the format's own limit is 100 MB). */
     static final long MAX_HEADER_BYTES = 100L << 20;
+    /** Tensor bytes are decoded in pieces of this size (a multiple of every dtype's size). */
+    static final int READ_CHUNK_BYTES = 1 << 20;
     private static final ObjectMapper JSON = new ObjectMapper().enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
 
     private record Entry(String name, DType dtype, int[] shape, long begin, long end) {
@@ -77,9 +79,13 @@ public final class SafeTensorsFile implements TensorSource {
         }
         ByteBuffer lengthBytes = readAt(path, channel, 0, 8);
         long headerLength = lengthBytes.order(ByteOrder.LITTLE_ENDIAN).getLong();
-        if (headerLength < 2 || headerLength > MAX_HEADER_BYTES || headerLength > size - 8) {
+        if (headerLength < 2 || headerLength > MAX_HEADER_BYTES) {
             throw new SafeTensorsException(path + ": corrupted header length " + Long.toUnsignedString(headerLength)
                     + " for a file of " + size + " bytes");
+        }
+        if (headerLength > size - 8) {
+            throw new SafeTensorsException(path + ": truncated, the header needs " + headerLength
+                    + " bytes after its length but the file holds only " + (size - 8));
         }
         byte[] headerBytes = new byte[(int) headerLength];
         readAt(path, channel, 8, (int) headerLength).get(headerBytes);
@@ -197,6 +203,11 @@ public final class SafeTensorsFile implements TensorSource {
     }
 
     @Override
+    public List<Path> files() {
+        return List.of(path);
+    }
+
+    @Override
     public List<String> names() {
         return List.copyOf(entries.keySet());
     }
@@ -211,20 +222,32 @@ public final class SafeTensorsFile implements TensorSource {
         return entry(name).dtype();
     }
 
+    /**
+     * Streams the tensor's bytes through a buffer of at most {@link #READ_CHUNK_BYTES}, so loading a large
+     * checkpoint never holds a tensor's raw bytes next to its widened values.
+     */
     @Override
-    public Tensor read(String name, Precision precision) {
+    public void readInto(String name, Tensor target) {
         Entry e = entry(name);
-        ByteBuffer bytes = readAt(path, channel, dataStart + e.begin(), (int) (e.end() - e.begin()));
-        bytes.order(ByteOrder.LITTLE_ENDIAN);
-        Tensor t = Tensor.zeros(precision, e.shape());
-        for (int i = 0; i < t.size(); i++) {
-            double v = e.dtype().read(bytes);
-            if (!Double.isFinite(v)) {
-                throw new SafeTensorsException(path + ": tensor " + name + " element " + i + " is " + v);
-            }
-            t.set(i, v);
+        if (!target.hasShape(e.shape())) {
+            throw new SafeTensorsException(path + ": tensor " + name + " has shape " + Arrays.toString(e.shape())
+                    + ", read into a tensor of shape " + Arrays.toString(target.shape()));
         }
-        return t;
+        int elementBytes = e.dtype().bytes();
+        int chunkElements = READ_CHUNK_BYTES / elementBytes;
+        long position = dataStart + e.begin();
+        for (int start = 0; start < target.size(); start += chunkElements) {
+            int count = Math.min(chunkElements, target.size() - start);
+            ByteBuffer bytes = readAt(path, channel, position + (long) start * elementBytes, count * elementBytes);
+            bytes.order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = start; i < start + count; i++) {
+                double v = e.dtype().read(bytes);
+                if (!Double.isFinite(v)) {
+                    throw new SafeTensorsException(path + ": tensor " + name + " element " + i + " is " + v);
+                }
+                target.set(i, v);
+            }
+        }
     }
 
     @Override

@@ -16,10 +16,12 @@ import java.util.Map;
  * map does not name.
  */
 public final class ShardedSafeTensors implements TensorSource {
+    private final Path indexFile;
     private final Map<String, SafeTensorsFile> shardOf;
     private final List<SafeTensorsFile> shards;
 
-    private ShardedSafeTensors(Map<String, SafeTensorsFile> shardOf, List<SafeTensorsFile> shards) {
+    private ShardedSafeTensors(Path indexFile, Map<String, SafeTensorsFile> shardOf, List<SafeTensorsFile> shards) {
+        this.indexFile = indexFile;
         this.shardOf = shardOf;
         this.shards = shards;
     }
@@ -68,7 +70,17 @@ public final class ShardedSafeTensors implements TensorSource {
             files.values().forEach(SafeTensorsFile::close);
             throw e;
         }
-        return new ShardedSafeTensors(shardOf, new ArrayList<>(files.values()));
+        return new ShardedSafeTensors(indexFile, shardOf, new ArrayList<>(files.values()));
+    }
+
+    @Override
+    public List<Path> files() {
+        List<Path> out = new ArrayList<>();
+        out.add(indexFile);
+        for (SafeTensorsFile shard : shards) {
+            out.add(shard.path());
+        }
+        return out;
     }
 
     @Override
@@ -87,8 +99,8 @@ public final class ShardedSafeTensors implements TensorSource {
     }
 
     @Override
-    public Tensor read(String name, Precision precision) {
-        return shard(name).read(name, precision);
+    public void readInto(String name, Tensor target) {
+        shard(name).readInto(name, target);
     }
 
     @Override
