@@ -9,19 +9,19 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts ({@link ExitCodes}). It lives
+ * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts, time the decode kernels ({@link ExitCodes}). It lives
  * with the contracts because {@code run} launches them through the JUnit Platform; the bundle carries both jars.
  */
 @Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
         description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
-        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, NewPaper.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, BenchCommand.class, NewPaper.class})
 public final class Main implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge, diff or new-paper");
+        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge, diff, bench or new-paper");
     }
 
     public static void main(String[] args) {
