@@ -95,26 +95,26 @@ public final class CudaSplitKDecode implements AutoCloseable {
     }
 
     public double[] decode(double[] query) {
-        requirePrecision(false, query.length);
+        requireQuery(false, query.length);
         Finite.require("q", query);
-        synchronized (cuda) {
-            cuMemcpyHtoD(q, Pointer.to(query), (long) query.length * Sizeof.DOUBLE);
-            launch(true);
-            double[] result = new double[query.length];
-            cuMemcpyDtoH(Pointer.to(result), out, (long) result.length * Sizeof.DOUBLE);
-            return result;
-        }
+        double[] result = new double[query.length];
+        decodeInto(Pointer.to(query), Pointer.to(result), (long) query.length * Sizeof.DOUBLE);
+        return result;
     }
 
     public float[] decodeFp32(float[] query) {
-        requirePrecision(true, query.length);
+        requireQuery(true, query.length);
         Finite.require("q", query);
+        float[] result = new float[query.length];
+        decodeInto(Pointer.to(query), Pointer.to(result), (long) query.length * Sizeof.FLOAT);
+        return result;
+    }
+
+    private void decodeInto(Pointer query, Pointer result, long bytes) {
         synchronized (cuda) {
-            cuMemcpyHtoD(q, Pointer.to(query), (long) query.length * Sizeof.FLOAT);
+            cuMemcpyHtoD(q, query, bytes);
             launch(true);
-            float[] result = new float[query.length];
-            cuMemcpyDtoH(Pointer.to(result), out, (long) result.length * Sizeof.FLOAT);
-            return result;
+            cuMemcpyDtoH(result, out, bytes);
         }
     }
 
@@ -123,22 +123,15 @@ public final class CudaSplitKDecode implements AutoCloseable {
         launch(false);
     }
 
-    /** Global-memory bytes one decode reads or writes: the cache once, the query, partials both ways, the output. */
-    public long bytesPerCall() {
-        return bytesPerCall;
+    /**
+     * Which chunk kernel reads the cache ("packed" or "fp16"), keys per block and per shared-memory tile, and the
+     * global-memory bytes one decode reads or writes: the cache once, the query, the partials both ways, the output.
+     */
+    public record Launch(String cacheKernel, int chunkKeys, int tileKeys, long bytesPerCall) {
     }
 
-    public int chunkKeys() {
-        return chunk;
-    }
-
-    public int tileKeys() {
-        return tile;
-    }
-
-    /** "fp16" or "packed": which chunk kernel reads this cache. */
-    public String cacheKernel() {
-        return fp16Cache ? "fp16" : "packed";
+    public Launch launchShape() {
+        return new Launch(fp16Cache ? "fp16" : "packed", chunk, tile, bytesPerCall);
     }
 
     @Override
@@ -160,7 +153,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
         }
     }
 
-    private void requirePrecision(boolean wantFp32, int length) {
+    private void requireQuery(boolean wantFp32, int length) {
         if (wantFp32 != fp32) {
             throw new IllegalStateException("this decode was uploaded for " + (fp32 ? "fp32" : "fp64") + " queries");
         }

@@ -54,8 +54,9 @@ public final class DecodeBench {
                     }) / launches;
                 }
                 Arrays.sort(ms);
-                out.add(new Timing(shape, tokens, decode.cacheKernel(), cache.bytes(), decode.bytesPerCall(),
-                        decode.chunkKeys(), decode.tileKeys(), ms[rounds / 2], ms[0]));
+                CudaSplitKDecode.Launch launch = decode.launchShape();
+                out.add(new Timing(shape, tokens, launch.cacheKernel(), cache.bytes(), launch.bytesPerCall(),
+                        launch.chunkKeys(), launch.tileKeys(), ms[rounds / 2], ms[0]));
             }
         }
         return out;
