@@ -1,9 +1,7 @@
 package org.mechspec.pnmix;
 
-import java.util.function.DoubleUnaryOperator;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.Finite;
-import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.GroupQuantizer;
 import org.mechspec.compute.OneBitLevels;
 
@@ -162,7 +160,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
                                   boolean withLogits) {
         PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
         Finite.require("q", q);
-        double[][] outAndLogits = attention(cache, q, queryHeads, queryLen, causal, false);
+        double[][] outAndLogits = attention(cache, q, queryHeads, queryLen, causal);
         return new PackedAttention(outAndLogits[0], withLogits ? outAndLogits[1] : null);
     }
 
@@ -170,7 +168,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
     public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
         PackedCacheOps.checkAttention(cache, q.length, queryHeads, queryLen, causal);
         Finite.require("q", q);
-        return FloatArrays.narrow(attention(cache, FloatArrays.widen(q), queryHeads, queryLen, causal, true)[0]);
+        return attention32(cache, q, queryHeads, queryLen, causal);
     }
 
     @Override
@@ -183,18 +181,12 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         return attendFp32(cache, q, queryHeads, 1, false);
     }
 
-    /**
-     * One reference for both precisions: in fp32 the reader dequantizes in fp32 and every operation's result is
-     * rounded to float (a double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float
-     * result, so this is exactly float arithmetic in this order). Returns the output and the logits.
-     */
-    private double[][] attention(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal,
-                                 boolean fp32) {
-        DoubleUnaryOperator r = fp32 ? x -> (float) x : x -> x;
+    /** fp64: every dot product, softmax sum and output sum in ascending index order. Returns the output and the logits. */
+    private double[][] attention(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal) {
         int d = cache.headDim();
         int keyLen = cache.length();
         int group = queryHeads / cache.kvHeads();
-        double scale = r.applyAsDouble(1.0 / Math.sqrt(d));
+        double scale = 1.0 / Math.sqrt(d);
         PackedCacheReader reader = new PackedCacheReader(cache);
         double[] logits = new double[queryHeads * queryLen * keyLen];
         java.util.Arrays.fill(logits, Double.NEGATIVE_INFINITY);
@@ -203,7 +195,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int from = 0, to; from < keyLen; from = to) {
                 to = reader.blockEnd(from);
-                reader.keys(from, to, kvh, rows, fp32);
+                reader.keys(from, to, kvh, rows, false);
                 for (int j = from; j < to; j++) {
                     int row = (j - from) * d;
                     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
@@ -214,9 +206,9 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
                             int qOff = (h * queryLen + i) * d;
                             double dot = 0.0;
                             for (int c = 0; c < d; c++) {
-                                dot = r.applyAsDouble(dot + r.applyAsDouble(q[qOff + c] * rows[row + c]));
+                                dot += q[qOff + c] * rows[row + c];
                             }
-                            logits[(h * queryLen + i) * keyLen + j] = r.applyAsDouble(dot * scale);
+                            logits[(h * queryLen + i) * keyLen + j] = dot * scale;
                         }
                     }
                 }
@@ -232,8 +224,8 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
             }
             double sum = 0.0;
             for (int j = 0; j <= last; j++) {
-                weights[qr * keyLen + j] = r.applyAsDouble(StrictMath.exp(r.applyAsDouble(logits[qr * keyLen + j] - max)));
-                sum = r.applyAsDouble(sum + weights[qr * keyLen + j]);
+                weights[qr * keyLen + j] = StrictMath.exp(logits[qr * keyLen + j] - max);
+                sum += weights[qr * keyLen + j];
             }
             denom[qr] = sum;
         }
@@ -241,7 +233,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int from = 0, to; from < keyLen; from = to) {
                 to = reader.blockEnd(from);
-                reader.values(from, to, kvh, rows, fp32);
+                reader.values(from, to, kvh, rows, false);
                 for (int j = from; j < to; j++) {
                     int row = (j - from) * d;
                     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
@@ -250,19 +242,123 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
                             if (j > lastVisible(i, queryLen, keyLen, causal)) {
                                 continue;
                             }
-                            double p = r.applyAsDouble(weights[qr * keyLen + j] / denom[qr]);
+                            double p = weights[qr * keyLen + j] / denom[qr];
                             for (int c = 0; c < d; c++) {
-                                out[qr * d + c] = r.applyAsDouble(out[qr * d + c] + r.applyAsDouble(p * rows[row + c]));
+                                out[qr * d + c] += p * rows[row + c];
                             }
                         }
                     }
                 }
             }
         }
-        // What the kernels' working buffers hold: fp64 keeps logits and weights apart, fp32 reuses one score array.
-        working(fp32 ? 4L * (logits.length + denom.length + out.length)
-                : 8L * (2L * logits.length + denom.length + out.length));
+        // What the kernels' working buffers hold: logits and weights apart.
+        working(8L * (2L * logits.length + denom.length + out.length));
         return new double[][] {out, logits};
+    }
+
+    /**
+     * fp32: the same order in float arithmetic, the bits of {@link #attention}'s loop with every result rounded to
+     * float (a double result of +, −, ×, ÷ on floats rounded to float is the correctly rounded float result).
+     * A query's dot products over a block's tokens advance one channel at a time and its output one token at a
+     * time, so every sum still runs in ascending index order, while the inner loops run over arrays at one index,
+     * which the JIT vectorizes (not two arrays of one type at different offsets: they might overlap). The loops
+     * over a block are small methods, called often, so they are compiled early.
+     */
+    private float[] attention32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
+        int d = cache.headDim();
+        int keyLen = cache.length();
+        int group = queryHeads / cache.kvHeads();
+        float scale = (float) (1.0 / Math.sqrt(d));
+        PackedCacheReader reader = new PackedCacheReader(cache);
+        int block = reader.maxBlockTokens();
+        // Logits, then softmax weights in place.
+        float[] scores = new float[queryHeads * queryLen * keyLen];
+        float[][] keys = new float[d][block];
+        float[] dots = new float[block];
+        for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
+            for (int from = 0, to; from < keyLen; from = to) {
+                to = reader.blockEnd(from);
+                reader.keys(from, to, kvh, keys);
+                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                    for (int i = 0; i < queryLen; i++) {
+                        int n = Math.min(to, lastVisible(i, queryLen, keyLen, causal) + 1) - from;
+                        int qr = h * queryLen + i;
+                        if (n > 0) {
+                            logits(keys, q, qr * d, n, scale, dots, scores, qr * keyLen + from);
+                        }
+                    }
+                }
+            }
+        }
+        float[] denom = new float[queryHeads * queryLen];
+        for (int qr = 0; qr < denom.length; qr++) {
+            denom[qr] = softmax(scores, qr * keyLen, lastVisible(qr % queryLen, queryLen, keyLen, causal) + 1);
+        }
+        float[][] out = new float[queryHeads * queryLen][d];
+        float[][] values = new float[block][d];
+        for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
+            for (int from = 0, to; from < keyLen; from = to) {
+                to = reader.blockEnd(from);
+                reader.values(from, to, kvh, values);
+                for (int h = kvh * group; h < (kvh + 1) * group; h++) {
+                    for (int i = 0; i < queryLen; i++) {
+                        int n = Math.min(to, lastVisible(i, queryLen, keyLen, causal) + 1) - from;
+                        int qr = h * queryLen + i;
+                        if (n > 0) {
+                            addWeighted(out[qr], scores, qr * keyLen + from, denom[qr], values, n);
+                        }
+                    }
+                }
+            }
+        }
+        float[] flat = new float[queryHeads * queryLen * d];
+        for (int qr = 0; qr < out.length; qr++) {
+            System.arraycopy(out[qr], 0, flat, qr * d, d);
+        }
+        // What the kernels' working buffers hold: one score array for logits and weights.
+        working(4L * (scores.length + denom.length + flat.length));
+        return flat;
+    }
+
+    /** scores[at + t] = (Σ_c q[qOff + c]·keys[c][t], c ascending)·scale for the first n tokens of a block. */
+    private static void logits(float[][] keys, float[] q, int qOff, int n, float scale, float[] dots, float[] scores,
+                               int at) {
+        java.util.Arrays.fill(dots, 0, n, 0f);
+        for (int c = 0; c < keys.length; c++) {
+            float qc = q[qOff + c];
+            float[] k = keys[c];
+            for (int t = 0; t < n; t++) {
+                dots[t] = dots[t] + qc * k[t];
+            }
+        }
+        for (int t = 0; t < n; t++) {
+            scores[at + t] = dots[t] * scale;
+        }
+    }
+
+    /** Softmax weights of s[at, at + n) in place (StrictMath exp); returns their sum. */
+    private static float softmax(float[] s, int at, int n) {
+        float max = Float.NEGATIVE_INFINITY;
+        for (int j = at; j < at + n; j++) {
+            max = Math.max(max, s[j]);
+        }
+        float sum = 0f;
+        for (int j = at; j < at + n; j++) {
+            s[j] = (float) StrictMath.exp(s[j] - max);
+            sum += s[j];
+        }
+        return sum;
+    }
+
+    /** o += (weights[at + t] / denom)·values[t] for the first n tokens of a block, a token at a time. */
+    private static void addWeighted(float[] o, float[] weights, int at, float denom, float[][] values, int n) {
+        for (int t = 0; t < n; t++) {
+            float p = weights[at + t] / denom;
+            float[] v = values[t];
+            for (int c = 0; c < o.length; c++) {
+                o[c] = o[c] + p * v[c];
+            }
+        }
     }
 
     static int lastVisible(int i, int queryLen, int keyLen, boolean causal) {

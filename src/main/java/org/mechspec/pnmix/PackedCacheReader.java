@@ -1,5 +1,8 @@
 package org.mechspec.pnmix;
 
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 
@@ -12,13 +15,15 @@ import org.mechspec.compute.HalfFloat;
 final class PackedCacheReader {
     static final int FP16_BLOCK = 128;
     private static final double[] HALF = halfTable();
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final PackedKvCache cache;
     private final int channels;
     private final int valueGroups;
     private final int valueGroupBytes;
-    // The 2^bits dequantized levels of the quantization group being read.
+    // The 2^bits dequantized levels of the quantization group being read (fp32 reads: levels32).
     private final double[] levels = new double[1 << 8];
+    private final float[] levels32 = new float[1 << 8];
 
     PackedCacheReader(PackedKvCache cache) {
         this.cache = cache;
@@ -103,6 +108,73 @@ final class PackedCacheReader {
         }
     }
 
+    /**
+     * Key rows of positions [from, to) (inside one block), KV head {@code kvh}, as the fp32 attention reads them:
+     * by channel, {@code out[c][j − from]}, so its loop over a block's tokens runs over whole arrays at one index.
+     * Each element as {@link #keys(int, int, int, double[], boolean)} gives it with {@code fp32}.
+     */
+    void keys(int from, int to, int kvh, float[][] out) {
+        int g = blockGroup(from, to);
+        int d = cache.headDim();
+        if (g < 0) {
+            byte[] buf = fp16Bytes(from, true);
+            int t0 = fp16Index(from);
+            for (int t = t0; t < t0 + (to - from); t++) {
+                int base = (t * channels + kvh * d) * 2;
+                for (int c = 0; c < d; c++) {
+                    out[c][t - t0] = (float) half(buf, base + 2 * c);
+                }
+            }
+            return;
+        }
+        int t = from - cache.sinkTokens() - g * cache.groupTokens();
+        PackedKvCache.Group gr = cache.groups().get(g);
+        int[] bits = gr.keyBits();
+        int offset = 0;
+        for (int ch = 0; ch < kvh * d; ch++) {
+            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
+        }
+        for (int c = 0; c < d; c++) {
+            int ch = kvh * d + c;
+            fillLevels32(gr.keys().meta(), ch, bits[ch]);
+            decode(gr.keys().codes(), offset, t, to - from, bits[ch], out[c], 0);
+            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
+        }
+    }
+
+    /** Value rows of positions [from, to), KV head {@code kvh}, in fp32: {@code out[j − from][c]}. */
+    void values(int from, int to, int kvh, float[][] out) {
+        int g = blockGroup(from, to);
+        int d = cache.headDim();
+        if (g < 0) {
+            byte[] buf = fp16Bytes(from, false);
+            int t0 = fp16Index(from);
+            for (int t = t0; t < t0 + (to - from); t++) {
+                int base = (t * channels + kvh * d) * 2;
+                float[] row = out[t - t0];
+                for (int c = 0; c < d; c++) {
+                    row[c] = (float) half(buf, base + 2 * c);
+                }
+            }
+            return;
+        }
+        int gc = cache.valueGroupChannels();
+        int bits = cache.valueBits();
+        PackedBlock block = cache.groups().get(g).values();
+        int t0 = from - cache.sinkTokens() - g * cache.groupTokens();
+        for (int t = t0; t < t0 + (to - from); t++) {
+            for (int c = 0; c < d; ) {
+                int ch = kvh * d + c;
+                int vg = t * valueGroups + ch / gc;
+                int index = ch % gc;
+                int n = Math.min(d - c, gc - index);
+                fillLevels32(block.meta(), vg, bits);
+                decode(block.codes(), vg * valueGroupBytes, index, n, bits, out[t - t0], c);
+                c += n;
+            }
+        }
+    }
+
     /** Value rows of positions [from, to), KV head {@code kvh}, like {@link #keys}. */
     void values(int from, int to, int kvh, double[] out, boolean fp32) {
         int g = blockGroup(from, to);
@@ -139,6 +211,15 @@ final class PackedCacheReader {
         }
     }
 
+    /** {@link #fillLevels} in fp32, into {@code levels32}. */
+    private void fillLevels32(byte[] meta, int group, int bits) {
+        float scale = (float) metaHalf(meta, 4 * group);
+        float zero = (float) metaHalf(meta, 4 * group + 2);
+        for (int k = 0; k < 1 << bits; k++) {
+            levels32[k] = zero + k * scale;
+        }
+    }
+
     /**
      * Codes {@code index .. index + count} of the {@code bits}-bit stream at {@code offset} (layout in
      * {@link BitPacking}), as levels, into {@code out[outFrom + i·outStride]}. Reads each byte once.
@@ -151,10 +232,7 @@ final class PackedCacheReader {
         if ((index & 7) == 0) {
             int p = offset + (index >>> 3) * bits;
             for (; i + 8 <= count; i += 8, p += bits) {
-                long word = 0;
-                for (int k = 0; k < bits; k++) {
-                    word |= (long) (codes[p + k] & 0xFF) << (8 * k);
-                }
+                long word = chunk(codes, p, bits);
                 int o = outFrom + i * outStride;
                 for (int k = 0; k < 8; k++, o += outStride) {
                     out[o] = levels[(int) (word >>> (k * bits)) & mask];
@@ -164,6 +242,39 @@ final class PackedCacheReader {
         for (; i < count; i++) {
             out[outFrom + i * outStride] = levels[BitPacking.get(codes, offset, index + i, bits)];
         }
+    }
+
+    /** {@link #decode} into floats, contiguous: {@code out[outFrom + i]}. */
+    private void decode(byte[] codes, int offset, int index, int count, int bits, float[] out, int outFrom) {
+        int mask = (1 << bits) - 1;
+        int i = 0;
+        if ((index & 7) == 0) {
+            int p = offset + (index >>> 3) * bits;
+            for (; i + 8 <= count; i += 8, p += bits) {
+                long word = chunk(codes, p, bits);
+                for (int k = 0; k < 8; k++) {
+                    out[outFrom + i + k] = levels32[(int) (word >>> (k * bits)) & mask];
+                }
+            }
+        }
+        for (; i < count; i++) {
+            out[outFrom + i] = levels32[BitPacking.get(codes, offset, index + i, bits)];
+        }
+    }
+
+    /**
+     * The eight codes in the {@code bits} bytes at {@code p}, little-endian. One 8-byte read where the array
+     * holds 8 bytes from p (the bits above 8·bits are the next codes', never read), else byte by byte.
+     */
+    private static long chunk(byte[] codes, int p, int bits) {
+        if (p + 8 <= codes.length) {
+            return (long) LONGS.get(codes, p);
+        }
+        long word = 0;
+        for (int k = 0; k < bits; k++) {
+            word |= (long) (codes[p + k] & 0xFF) << (8 * k);
+        }
+        return word;
     }
 
     /** The group holding positions [from, to), or −1 for sink or residual tokens; the range must be one block's. */
@@ -183,16 +294,22 @@ final class PackedCacheReader {
         }
     }
 
-    private void fp16Rows(int from, int to, int kvh, boolean keys, double[] out) {
-        byte[] buf;
-        int t0;
+    /** The fp16 buffer (sink or residual) holding position {@code from}. */
+    private byte[] fp16Bytes(int from, boolean keys) {
         if (from < cache.sinkTokens()) {
-            buf = keys ? cache.sinkKeys() : cache.sinkValues();
-            t0 = from;
-        } else {
-            buf = keys ? cache.residualKeys() : cache.residualValues();
-            t0 = from - cache.residualStart();
+            return keys ? cache.sinkKeys() : cache.sinkValues();
         }
+        return keys ? cache.residualKeys() : cache.residualValues();
+    }
+
+    /** Token index of position {@code from} in its fp16 buffer. */
+    private int fp16Index(int from) {
+        return from < cache.sinkTokens() ? from : from - cache.residualStart();
+    }
+
+    private void fp16Rows(int from, int to, int kvh, boolean keys, double[] out) {
+        byte[] buf = fp16Bytes(from, keys);
+        int t0 = fp16Index(from);
         int d = cache.headDim();
         for (int t = t0; t < t0 + (to - from); t++) {
             int base = (t * channels + kvh * d) * 2;

@@ -44,6 +44,40 @@ class PackedCacheReaderTest {
         checkReader(stream, true, rng);
     }
 
+    /** The fp32 attention's reads: keys by channel, values by row, whole blocks and ranges starting mid-block. */
+    @Test
+    void fp32BlocksReadTheDefinitionsValues() {
+        Rng rng = new Rng(14);
+        List<PackedKvCache> caches = new ArrayList<>();
+        for (int[] s : SHAPES) {
+            caches.add(randomCache(rng, s));
+        }
+        caches.add(streamed(32 + 5 * 128 + 45));
+        for (PackedKvCache c : caches) {
+            PackedCacheReader reader = new PackedCacheReader(c);
+            int d = c.headDim();
+            float[][] keys = new float[d][reader.maxBlockTokens()];
+            float[][] values = new float[reader.maxBlockTokens()][d];
+            for (int kvh = 0; kvh < c.kvHeads(); kvh++) {
+                for (int from = 0, to; from < c.length(); from = to) {
+                    to = reader.blockEnd(from);
+                    int a = from + (int) (rng.uniform() * (to - from));
+                    int b = a + 1 + (int) (rng.uniform() * (to - a));
+                    for (int[] range : new int[][] {{from, to}, {a, b}}) {
+                        reader.keys(range[0], range[1], kvh, keys);
+                        reader.values(range[0], range[1], kvh, values);
+                        for (int j = range[0]; j < range[1]; j++) {
+                            for (int i = 0; i < d; i++) {
+                                same(keys[i][j - range[0]], definition(c, j, kvh * d + i, true, true));
+                                same(values[j - range[0]][i], definition(c, j, kvh * d + i, false, true));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test
     void quantizedBlocksMatchTheDequantizeOps() {
         CpuPackedCacheOps ops = new CpuPackedCacheOps();
