@@ -8,7 +8,7 @@
 # (src/test/emulator) can read the PTX entries out of the same file.
 #
 # FMA contraction stays on (nvcc's default, --fmad=true): only plain `a * b + c` in the attention accumulations
-# (attention.cu, pnmix.cu packed_attention_*, oal.cu) may contract. Those are judged by the FlashAttention rule,
+# (attention.cu, pnmix.cu packed_attention_*, pnmix_decode.cu, oal.cu) may contract. Those are judged by the FlashAttention rule,
 # whose tolerance bounds every rounding order, and a fused multiply-add rounds once where the CPU twin rounds
 # twice, so it stays inside the bound. The bit-exact kernels never contract: rounding.cu has no multiply-add,
 # foldbias.cu and pnmix.cu's quantizers use __dmul_rn/__dadd_rn, and dequantization's zero + code * scale
