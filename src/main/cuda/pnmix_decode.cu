@@ -12,46 +12,109 @@
 // Shared memory: q and acc [gq][d], one tile of keys or values [tile][d+1] (padded against bank conflicts), the
 // tile's scores [gq][tile] and three [gq] arrays; the host picks the tile to fit 48 KiB.
 //
-// Reads: packed keys are per-channel streams (consecutive tokens are adjacent bits), so key tiles are loaded
-// channel-major, neighbouring threads taking neighbouring tokens; values and fp16 rows are token-major.
+// Reads: packed keys are per-channel streams (consecutive tokens are adjacent bits), so neighbouring threads take
+// neighbouring tokens of a channel; values and fp16 rows are token-major, neighbouring threads taking neighbouring
+// channels. A tile never straddles the sink, a quantized group and the residual.
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
-// The packed cache (layout: packed_cache.cuh), dequantized in T as it is read.
-struct PackedRows {
-    Cache K;
-    template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d) const {
-        for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
-            int c = e / n, t = e % n;
-            tile[t * stride + c] = element<T>(K, from + t, kvh, c, true);
+__device__ __forceinline__ float half_at(const unsigned char* p) {
+    return __half2float(__ushort_as_half(load_half(p)));
+}
+
+// Rows [from, from + n) of fp16 [token][channels] at src, KV head kvh, into the tile. Threads take a row's channels
+// side by side (coalesced), several rows at once when a row has fewer channels than the block has threads.
+template <typename T>
+__device__ void fp16_rows(const unsigned char* src, int channels, T* tile, int stride, int from, int n, int kvh, int d) {
+    int lanes = d < (int) blockDim.x ? d : (int) blockDim.x;
+    int rows = blockDim.x / lanes;
+    int r = threadIdx.x / lanes;
+    if (r >= rows) return;
+    for (int c = threadIdx.x % lanes; c < d; c += lanes) {
+        for (int t = r; t < n; t += rows) {
+            tile[t * stride + c] = (T) half_at(src + 2 * ((long) (from + t) * channels + kvh * d + c));
         }
     }
+}
+
+// The packed cache (layout: packed_cache.cuh), dequantized in T as it is read. The chunk kernel never lets a tile
+// straddle two segments (sink, one quantized group, residual), so a tile's segment and group are uniform across the
+// block, and a thread works out its channel's layout once per tile, not per element.
+struct PackedRows {
+    Cache K;
+
+    __device__ int residual_start() const { return K.sinkLen + K.groups * K.G; }
+
+    // End (exclusive) of the segment holding position j; the residual runs to the end of the cache.
+    __device__ int segment_end(int j) const {
+        if (j < K.sinkLen) return K.sinkLen;
+        if (j >= residual_start()) return 0x7fffffff;
+        return K.sinkLen + ((j - K.sinkLen) / K.G + 1) * K.G;
+    }
+
+    // Keys: per-channel bit streams of the group's tokens, so neighbouring threads take neighbouring tokens of one
+    // channel (adjacent bits) and share its scale and zero.
     template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d) const {
-        for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
-            int t = e / d, c = e % d;
-            tile[t * stride + c] = element<T>(K, from + t, kvh, c, false);
+    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, int tileKeys) const {
+        if (from < K.sinkLen || from >= residual_start()) {
+            fp16_rows<T>(from < K.sinkLen ? K.sinkK : K.resK, K.Hkv * K.d, tile, stride,
+                         from < K.sinkLen ? from : from - residual_start(), n, kvh, d);
+            return;
+        }
+        int g = (from - K.sinkLen) / K.G;
+        int t0 = from - K.sinkLen - g * K.G;
+        int t = threadIdx.x % tileKeys;
+        if (t >= n) return;
+        long base = (long) g * (K.Hkv * K.d) + kvh * d;
+        for (int c = threadIdx.x / tileKeys; c < d; c += blockDim.x / tileKeys) {
+            int code = get_code(K.keyCodes + K.keyOffsets[base + c], t0 + t, K.keyBits[base + c]);
+            const unsigned char* m = K.keyMeta + 4 * (base + c);
+            tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
+        }
+    }
+
+    // Values: per-token groups of gc channels, so threads take a token's channels side by side, as for fp16 rows.
+    template <typename T>
+    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, int) const {
+        if (from < K.sinkLen || from >= residual_start()) {
+            fp16_rows<T>(from < K.sinkLen ? K.sinkV : K.resV, K.Hkv * K.d, tile, stride,
+                         from < K.sinkLen ? from : from - residual_start(), n, kvh, d);
+            return;
+        }
+        int g = (from - K.sinkLen) / K.G;
+        long token0 = (long) g * K.G + (from - K.sinkLen - g * K.G);
+        int lanes = d < (int) blockDim.x ? d : (int) blockDim.x;
+        int rows = blockDim.x / lanes;
+        int r = threadIdx.x / lanes;
+        if (r >= rows) return;
+        for (int c = threadIdx.x % lanes; c < d; c += lanes) {
+            int ch = kvh * d + c;
+            int vgi = ch / K.gc;
+            int index = ch % K.gc;
+            for (int t = r; t < n; t += rows) {
+                long vg = (token0 + t) * K.vgroups + vgi;
+                int code = get_code(K.valueCodes + vg * K.vgBytes, index, K.valueBits);
+                const unsigned char* m = K.valueMeta + 4 * vg;
+                tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
+            }
         }
     }
 };
 
-// An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves.
+// An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves; one segment.
 struct Fp16Rows {
-    const unsigned short* k;
-    const unsigned short* v;
+    const unsigned char* k;
+    const unsigned char* v;
     int channels;
+    __device__ int segment_end(int) const { return 0x7fffffff; }
     template <typename T>
-    __device__ void rows(const unsigned short* src, T* tile, int stride, int from, int n, int kvh, int d) const {
-        for (int e = threadIdx.x; e < n * d; e += blockDim.x) {
-            int t = e / d, c = e % d;
-            tile[t * stride + c] = (T) __half2float(__ushort_as_half(src[(long) (from + t) * channels + kvh * d + c]));
-        }
+    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, int) const {
+        fp16_rows<T>(k, channels, tile, stride, from, n, kvh, d);
     }
     template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d) const { rows(k, tile, stride, from, n, kvh, d); }
-    template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d) const { rows(v, tile, stride, from, n, kvh, d); }
+    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, int) const {
+        fp16_rows<T>(v, channels, tile, stride, from, n, kvh, d);
+    }
 };
 
 template <typename T, typename Rows>
@@ -83,9 +146,11 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         sL[h] = 0;
     }
     __syncthreads();
-    for (int t0 = from; t0 < to; t0 += tile) {
-        int n = to - t0 < tile ? to - t0 : tile;
-        R.template keys<T>(sRows, stride, t0, n, kvh, d);
+    for (int t0 = from, n; t0 < to; t0 += n) {
+        int end = R.segment_end(t0);
+        end = end < to ? end : to;
+        n = end - t0 < tile ? end - t0 : tile;
+        R.template keys<T>(sRows, stride, t0, n, kvh, d, tile);
         __syncthreads();
         for (int p = threadIdx.x; p < gq * n; p += blockDim.x) {
             int h = p / n, t = p % n;
@@ -109,7 +174,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             sAlpha[h] = alpha;
         }
         __syncthreads();   // the keys are no longer read: the tile takes the values
-        R.template values<T>(sRows, stride, t0, n, kvh, d);
+        R.template values<T>(sRows, stride, t0, n, kvh, d, tile);
         __syncthreads();
         for (int p = threadIdx.x; p < gq * d; p += blockDim.x) {
             int h = p / d, c = p % d;
@@ -163,7 +228,7 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
     }
 
 #define FP16_DECODE_KERNEL(NAME, T)                                                                            \
-    extern "C" __global__ void NAME(const unsigned short* k, const unsigned short* v, int Hq, int Hkv, int L,  \
+    extern "C" __global__ void NAME(const unsigned char* k, const unsigned char* v, int Hq, int Hkv, int L,    \
                                     int d, const T* q, T* partM, T* partL, T* partAcc, int chunk, int tile,    \
                                     T scale) {                                                                 \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
