@@ -330,13 +330,18 @@ public final class PnMixChecks {
      * mixed keys' attention KL is the lower.
      */
     public static boolean mixedBeatsUniformAtEqualBytes(PnMixExperiment e) {
+        return equalQuantizedKeyBytes(e) && e.main().quality().attentionKl() < e.uniform().quality().attentionKl();
+    }
+
+    /** The mixed and uniform caches hold the budgets' quantized key bytes, the same number, uniform at its width. */
+    public static boolean equalQuantizedKeyBytes(PnMixExperiment e) {
         PnMixConfig c = e.main().config();
         int n = e.main().tokens();
         int u = PnMixExperiment.UNIFORM_KEY_BITS;
         long mixed = ConfigCounts.quantizedKeyBytesBudget(c, n, c.cache().highBits(), c.cache().lowBits(), 2 * c.highPairsPerHead());
         long uniform = ConfigCounts.quantizedKeyBytesBudget(c, n, u, u, 0);
         return mixed == uniform && e.main().storage().quantizedKeyBytes() == mixed && e.uniform().storage().quantizedKeyBytes() == uniform
-                && everyKeyChannelHas(e.uniform(), u) && e.main().quality().attentionKl() < e.uniform().quality().attentionKl();
+                && everyKeyChannelHas(e.uniform(), u);
     }
 
     /** Every key channel of the run, at the start and in every quantized group, has {@code bits} bits. */

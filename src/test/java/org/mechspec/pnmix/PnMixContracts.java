@@ -4,6 +4,7 @@ import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.mechspec.spec.Properties.qt;
 import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.lists;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 import com.fasterxml.jackson.databind.JsonNode;
@@ -446,12 +447,30 @@ class PnMixContracts {
                 e.main().quality().attentionKl(), e.uniform().quality().attentionKl(), e.main().storage().quantizedKeyBytes(), e.uniform().storage().quantizedKeyBytes()).isTrue();
     }
 
+    /**
+     * On planted instances mixed precision beats uniform 2-bit at equal bytes on average, not on every one: of planted
+     * seeds 0..119, seeds 39 (KL 0.837 vs 0.793) and 65 have uniform 2-bit ahead, as this property once found. So it
+     * draws six instances at a time and requires every byte count to match, a lower mean KL and a win on at least four.
+     */
     @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
     @Test
-    void mixedBeatsUniformWhenPairScalesDiffer() {
-        qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
-            PnMixExperiment e = PlantedPairs.experiment(seed);
-            assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).as("KL %s vs %s", e.main().quality().attentionKl(), e.uniform().quality().attentionKl()).isTrue();
+    void mixedBeatsUniformOnAverageWhenPairScalesDiffer() {
+        qt().withExamples(1).forAll(lists().of(longs().between(0, 1L << 40)).ofSize(6)).checkAssert(seeds -> {
+            double mixedKl = 0;
+            double uniformKl = 0;
+            int wins = 0;
+            for (long seed : seeds) {
+                PnMixExperiment e = PlantedPairs.experiment(seed);
+                double m = e.main().quality().attentionKl();
+                double u = e.uniform().quality().attentionKl();
+                // Equal bytes must hold on every instance: only the KL comparison is statistical.
+                assertThat(PnMixChecks.equalQuantizedKeyBytes(e)).as("quantized key bytes at seed %d", seed).isTrue();
+                mixedKl += m;
+                uniformKl += u;
+                wins += PnMixChecks.mixedBeatsUniformAtEqualBytes(e) ? 1 : 0;
+            }
+            assertThat(mixedKl < uniformKl && wins >= 4).as("seeds %s: mean KL %s vs %s, %d of 6 won", seeds, mixedKl / 6,
+                    uniformKl / 6, wins).isTrue();
         });
     }
 
