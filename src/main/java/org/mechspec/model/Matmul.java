@@ -2,7 +2,8 @@ package org.mechspec.model;
 
 /**
  * Dense products for the model. One form only, C[m,n] += A[m,k]·B[k,n] with all three row-major, in i-k-j
- * order: the inner loop runs along contiguous rows of B and C (vectorizes, no strided access). Callers that
+ * order: the inner loop runs along contiguous rows of B and C (no strided access; the fp32 kernel is shaped so
+ * that C2 vectorizes it). Callers that
  * need a transposed operand transpose it first ({@link #transpose}), which costs one pass over it.
  * Each C element is summed over k in increasing order, so results do not depend on the thread count.
  */
@@ -25,69 +26,81 @@ public final class Matmul {
         }
     }
 
+    /** Columns of c (and b) per tile: two tile rows of c, 4 KiB, stay in L1 while k runs over them. */
+    static final int TILE = 512;
+
     /**
-     * Rows [start, end) of c += a·b, fp32, register-blocked: four rows of c share each pass over four rows of b.
-     * Java evaluates {@code c + a0·b0 + a1·b1 + …} left to right, so every element's sum runs over k in plain
-     * increasing order, exactly as the textbook loop.
+     * Rows [start, end) of c += a·b, fp32, shaped so that JDK 17's C2 auto-vectorizes the inner loops (SuperWord).
+     * SuperWord packs loads and stores only when it can show they do not overlap, and it compares two array
+     * accesses only if their loop-invariant offsets are the same: {@code c[cRow + j]} against {@code b[bRow + j]}
+     * is "not comparable", so a loop over the flat arrays stays scalar. Here the inner loops touch only
+     * {@code acc[j]} and {@code q[j]}, zero-offset accesses of distinct arrays: the current column tile of c
+     * is copied into {@code acc} rows, and the same tile of b into one array per row of b ({@code tile[p]}), once
+     * per call and shared by every row of the range. Two rows of c share each load of b, four steps of k share
+     * each load and store of c, and the body stays small enough for C2 to unroll it to vector width.
+     * <p>
+     * Rounding is unchanged: each c element starts from its current value and gets {@code a[i,p]·b[p,j]} added
+     * for p = 0, 1, …, k-1 in order, every product and every sum rounded to float. {@code acc + x0·q0 + x1·q1 + …}
+     * evaluates left to right and Java never fuses a multiply-add, so this is the textbook loop's sequence of
+     * roundings; tiles and row ranges only change which elements are worked on when, so no element's result
+     * depends on the tiling or the thread count.
      */
     static void accumulate(float[] c, float[] a, float[] b, int k, int n, int start, int end) {
-        int i = start;
-        for (; i + 3 < end; i += 4) {
-            accumulateFourRows(c, a, b, k, n, i);
+        if (start >= end || n == 0) {
+            return;
         }
-        for (; i < end; i++) {
-            accumulateRow(c, a, b, k, n, i);
+        int width = Math.min(n, TILE);
+        float[][] tile = new float[k][width];
+        float[] acc0 = new float[width];
+        float[] acc1 = new float[width];
+        for (int j0 = 0; j0 < n; j0 += TILE) {
+            int w = Math.min(n - j0, TILE);
+            for (int p = 0; p < k; p++) {
+                System.arraycopy(b, p * n + j0, tile[p], 0, w);
+            }
+            int i = start;
+            for (; i + 1 < end; i += 2) {
+                System.arraycopy(c, i * n + j0, acc0, 0, w);
+                System.arraycopy(c, (i + 1) * n + j0, acc1, 0, w);
+                accumulateTwoRows(acc0, acc1, a, i * k, (i + 1) * k, tile, k, w);
+                System.arraycopy(acc0, 0, c, i * n + j0, w);
+                System.arraycopy(acc1, 0, c, (i + 1) * n + j0, w);
+            }
+            if (i < end) {
+                System.arraycopy(c, i * n + j0, acc0, 0, w);
+                for (int p = 0; p < k; p++) {
+                    float x = a[i * k + p];
+                    float[] q = tile[p];
+                    for (int j = 0; j < w; j++) {
+                        acc0[j] += x * q[j];
+                    }
+                }
+                System.arraycopy(acc0, 0, c, i * n + j0, w);
+            }
         }
     }
 
-    private static void accumulateFourRows(float[] c, float[] a, float[] b, int k, int n, int i) {
-        int c0 = i * n;
-        int c1 = c0 + n;
-        int c2 = c1 + n;
-        int c3 = c2 + n;
-        int r0 = i * k;
-        int r1 = r0 + k;
-        int r2 = r1 + k;
-        int r3 = r2 + k;
+    /** acc0 += a[r0..]·tile, acc1 += a[r1..]·tile over the first w columns, k in increasing order. */
+    private static void accumulateTwoRows(float[] acc0, float[] acc1, float[] a, int r0, int r1, float[][] tile,
+            int k, int w) {
         int p = 0;
         for (; p + 3 < k; p += 4) {
             float x0 = a[r0 + p], x1 = a[r0 + p + 1], x2 = a[r0 + p + 2], x3 = a[r0 + p + 3];
             float y0 = a[r1 + p], y1 = a[r1 + p + 1], y2 = a[r1 + p + 2], y3 = a[r1 + p + 3];
-            float z0 = a[r2 + p], z1 = a[r2 + p + 1], z2 = a[r2 + p + 2], z3 = a[r2 + p + 3];
-            float w0 = a[r3 + p], w1 = a[r3 + p + 1], w2 = a[r3 + p + 2], w3 = a[r3 + p + 3];
-            int b0 = p * n;
-            int b1 = b0 + n;
-            int b2 = b1 + n;
-            int b3 = b2 + n;
-            for (int j = 0; j < n; j++) {
-                float q0 = b[b0 + j], q1 = b[b1 + j], q2 = b[b2 + j], q3 = b[b3 + j];
-                c[c0 + j] = c[c0 + j] + x0 * q0 + x1 * q1 + x2 * q2 + x3 * q3;
-                c[c1 + j] = c[c1 + j] + y0 * q0 + y1 * q1 + y2 * q2 + y3 * q3;
-                c[c2 + j] = c[c2 + j] + z0 * q0 + z1 * q1 + z2 * q2 + z3 * q3;
-                c[c3 + j] = c[c3 + j] + w0 * q0 + w1 * q1 + w2 * q2 + w3 * q3;
+            float[] q0 = tile[p], q1 = tile[p + 1], q2 = tile[p + 2], q3 = tile[p + 3];
+            for (int j = 0; j < w; j++) {
+                float b0 = q0[j], b1 = q1[j], b2 = q2[j], b3 = q3[j];
+                acc0[j] = acc0[j] + x0 * b0 + x1 * b1 + x2 * b2 + x3 * b3;
+                acc1[j] = acc1[j] + y0 * b0 + y1 * b1 + y2 * b2 + y3 * b3;
             }
         }
         for (; p < k; p++) {
-            float x = a[r0 + p], y = a[r1 + p], z = a[r2 + p], w = a[r3 + p];
-            int bRow = p * n;
-            for (int j = 0; j < n; j++) {
-                float q = b[bRow + j];
-                c[c0 + j] += x * q;
-                c[c1 + j] += y * q;
-                c[c2 + j] += z * q;
-                c[c3 + j] += w * q;
-            }
-        }
-    }
-
-    private static void accumulateRow(float[] c, float[] a, float[] b, int k, int n, int i) {
-        int cRow = i * n;
-        int aRow = i * k;
-        for (int p = 0; p < k; p++) {
-            float ap = a[aRow + p];
-            int bRow = p * n;
-            for (int j = 0; j < n; j++) {
-                c[cRow + j] += ap * b[bRow + j];
+            float x = a[r0 + p], y = a[r1 + p];
+            float[] q = tile[p];
+            for (int j = 0; j < w; j++) {
+                float v = q[j];
+                acc0[j] += x * v;
+                acc1[j] += y * v;
             }
         }
     }
