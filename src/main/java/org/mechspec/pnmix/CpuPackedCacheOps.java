@@ -195,7 +195,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int from = 0, to; from < keyLen; from = to) {
                 to = reader.blockEnd(from);
-                reader.keys(from, to, kvh, rows, false);
+                reader.keys(from, to, kvh, rows);
                 for (int j = from; j < to; j++) {
                     int row = (j - from) * d;
                     for (int h = kvh * group; h < (kvh + 1) * group; h++) {
@@ -233,7 +233,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         for (int kvh = 0; kvh < cache.kvHeads(); kvh++) {
             for (int from = 0, to; from < keyLen; from = to) {
                 to = reader.blockEnd(from);
-                reader.values(from, to, kvh, rows, false);
+                reader.values(from, to, kvh, rows);
                 for (int j = from; j < to; j++) {
                     int row = (j - from) * d;
                     for (int h = kvh * group; h < (kvh + 1) * group; h++) {

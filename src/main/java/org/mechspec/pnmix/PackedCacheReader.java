@@ -70,21 +70,20 @@ final class PackedCacheReader {
     }
 
     /** Key row of position {@code j}, KV head {@code kvh}, into {@code out[0..headDim)}. */
-    void key(int j, int kvh, double[] out, boolean fp32) {
-        keys(j, j + 1, kvh, out, fp32);
+    void key(int j, int kvh, double[] out) {
+        keys(j, j + 1, kvh, out);
     }
 
     /** Value row of position {@code j}, KV head {@code kvh}, into {@code out[0..headDim)}. */
-    void value(int j, int kvh, double[] out, boolean fp32) {
-        values(j, j + 1, kvh, out, fp32);
+    void value(int j, int kvh, double[] out) {
+        values(j, j + 1, kvh, out);
     }
 
     /**
      * Key rows of positions [from, to) (inside one block), KV head {@code kvh}, into
-     * {@code out[(j − from)·headDim + c]}; {@code fp32}: a quantized element is zero + code·scale evaluated in
-     * float (fp16 values are exact in either precision).
+     * {@code out[(j − from)·headDim + c]}, a quantized element as zero + code·scale in fp64.
      */
-    void keys(int from, int to, int kvh, double[] out, boolean fp32) {
+    void keys(int from, int to, int kvh, double[] out) {
         int g = blockGroup(from, to);
         if (g < 0) {
             fp16Rows(from, to, kvh, true, out);
@@ -96,13 +95,10 @@ final class PackedCacheReader {
         int[] bits = gr.keyBits();
         byte[] codes = gr.keys().codes();
         byte[] meta = gr.keys().meta();
-        int offset = 0;
-        for (int ch = 0; ch < kvh * d; ch++) {
-            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
-        }
+        int offset = streamOffset(bits, kvh * d);
         for (int c = 0; c < d; c++) {
             int ch = kvh * d + c;
-            fillLevels(meta, ch, bits[ch], fp32);
+            fillLevels(meta, ch, bits[ch]);
             decode(codes, offset, t, to - from, bits[ch], out, c, d);
             offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
         }
@@ -111,7 +107,7 @@ final class PackedCacheReader {
     /**
      * Key rows of positions [from, to) (inside one block), KV head {@code kvh}, as the fp32 attention reads them:
      * by channel, {@code out[c][j − from]}, so its loop over a block's tokens runs over whole arrays at one index.
-     * Each element as {@link #keys(int, int, int, double[], boolean)} gives it with {@code fp32}.
+     * A quantized element is zero + code·scale evaluated in float (fp16 values are exact in either precision).
      */
     void keys(int from, int to, int kvh, float[][] out) {
         int g = blockGroup(from, to);
@@ -130,10 +126,7 @@ final class PackedCacheReader {
         int t = from - cache.sinkTokens() - g * cache.groupTokens();
         PackedKvCache.Group gr = cache.groups().get(g);
         int[] bits = gr.keyBits();
-        int offset = 0;
-        for (int ch = 0; ch < kvh * d; ch++) {
-            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
-        }
+        int offset = streamOffset(bits, kvh * d);
         for (int c = 0; c < d; c++) {
             int ch = kvh * d + c;
             fillLevels32(gr.keys().meta(), ch, bits[ch]);
@@ -176,7 +169,7 @@ final class PackedCacheReader {
     }
 
     /** Value rows of positions [from, to), KV head {@code kvh}, like {@link #keys}. */
-    void values(int from, int to, int kvh, double[] out, boolean fp32) {
+    void values(int from, int to, int kvh, double[] out) {
         int g = blockGroup(from, to);
         if (g < 0) {
             fp16Rows(from, to, kvh, false, out);
@@ -195,20 +188,29 @@ final class PackedCacheReader {
                 int vg = t * valueGroups + ch / gc;
                 int index = ch % gc;
                 int n = Math.min(d - c, gc - index);
-                fillLevels(block.meta(), vg, bits, fp32);
+                fillLevels(block.meta(), vg, bits);
                 decode(block.codes(), vg * valueGroupBytes, index, n, bits, out, rowBase + c, 1);
                 c += n;
             }
         }
     }
 
-    /** The levels zero + k·scale of quantization group {@code group}, in the precision the attention reads. */
-    private void fillLevels(byte[] meta, int group, int bits, boolean fp32) {
+    /** The levels zero + k·scale of quantization group {@code group}, in fp64. */
+    private void fillLevels(byte[] meta, int group, int bits) {
         double scale = metaHalf(meta, 4 * group);
         double zero = metaHalf(meta, 4 * group + 2);
         for (int k = 0; k < 1 << bits; k++) {
-            levels[k] = fp32 ? (float) zero + k * (float) scale : zero + k * scale;
+            levels[k] = zero + k * scale;
         }
+    }
+
+    /** Byte offset of channel {@code channel}'s stream in a group's per-channel key codes. */
+    private int streamOffset(int[] bits, int channel) {
+        int offset = 0;
+        for (int ch = 0; ch < channel; ch++) {
+            offset += BitPacking.streamBytes(cache.groupTokens(), bits[ch]);
+        }
+        return offset;
     }
 
     /** {@link #fillLevels} in fp32, into {@code levels32}. */

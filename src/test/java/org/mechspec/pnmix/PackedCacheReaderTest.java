@@ -35,13 +35,10 @@ class PackedCacheReaderTest {
         Rng rng = new Rng(11);
         for (int[] s : SHAPES) {
             PackedKvCache cache = randomCache(rng, s);
-            for (boolean fp32 : new boolean[] {false, true}) {
-                checkReader(cache, fp32, rng);
-            }
+            checkReader(cache, rng);
         }
         PackedKvCache stream = streamed(32 + 5 * 128 + 45);
-        checkReader(stream, false, rng);
-        checkReader(stream, true, rng);
+        checkReader(stream, rng);
     }
 
     /** The fp32 attention's reads: keys by channel, values by row, whole blocks and ranges starting mid-block. */
@@ -94,13 +91,13 @@ class PackedCacheReaderTest {
                 double[] v = ops.dequantizePerToken(gr.values(), gt, c.channels(), c.valueGroupChannels(), c.valueBits());
                 int from = c.sinkTokens() + g * gt;
                 for (int kvh = 0; kvh < c.kvHeads(); kvh++) {
-                    reader.keys(from, from + gt, kvh, rows, false);
+                    reader.keys(from, from + gt, kvh, rows);
                     for (int t = 0; t < gt; t++) {
                         for (int i = 0; i < d; i++) {
                             same(rows[t * d + i], k[t * c.channels() + kvh * d + i]);
                         }
                     }
-                    reader.values(from, from + gt, kvh, rows, false);
+                    reader.values(from, from + gt, kvh, rows);
                     for (int t = 0; t < gt; t++) {
                         for (int i = 0; i < d; i++) {
                             same(rows[t * d + i], v[t * c.channels() + kvh * d + i]);
@@ -145,7 +142,7 @@ class PackedCacheReaderTest {
     }
 
     /** Whole blocks, single rows and ranges starting mid-block (mid-byte in the streams) against the definition. */
-    private static void checkReader(PackedKvCache c, boolean fp32, Rng rng) {
+    private static void checkReader(PackedKvCache c, Rng rng) {
         PackedCacheReader reader = new PackedCacheReader(c);
         int d = c.headDim();
         double[] rows = new double[reader.maxBlockTokens() * d];
@@ -154,33 +151,33 @@ class PackedCacheReaderTest {
             for (int from = 0, to; from < c.length(); from = to) {
                 to = reader.blockEnd(from);
                 assertThat(to - from).isBetween(1, reader.maxBlockTokens());
-                reader.keys(from, to, kvh, rows, fp32);
+                reader.keys(from, to, kvh, rows);
                 for (int j = from; j < to; j++) {
                     for (int i = 0; i < d; i++) {
-                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, true, fp32));
+                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, true, false));
                     }
                 }
-                reader.values(from, to, kvh, rows, fp32);
+                reader.values(from, to, kvh, rows);
                 for (int j = from; j < to; j++) {
                     for (int i = 0; i < d; i++) {
-                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, false, fp32));
+                        same(rows[(j - from) * d + i], definition(c, j, kvh * d + i, false, false));
                     }
                 }
                 int a = from + (int) (rng.uniform() * (to - from));
                 int b = a + 1 + (int) (rng.uniform() * (to - a));
-                reader.keys(a, b, kvh, rows, fp32);
+                reader.keys(a, b, kvh, rows);
                 for (int j = a; j < b; j++) {
                     for (int i = 0; i < d; i++) {
-                        same(rows[(j - a) * d + i], definition(c, j, kvh * d + i, true, fp32));
+                        same(rows[(j - a) * d + i], definition(c, j, kvh * d + i, true, false));
                     }
                 }
-                reader.key(a, kvh, row, fp32);
+                reader.key(a, kvh, row);
                 for (int i = 0; i < d; i++) {
-                    same(row[i], definition(c, a, kvh * d + i, true, fp32));
+                    same(row[i], definition(c, a, kvh * d + i, true, false));
                 }
-                reader.value(b - 1, kvh, row, fp32);
+                reader.value(b - 1, kvh, row);
                 for (int i = 0; i < d; i++) {
-                    same(row[i], definition(c, b - 1, kvh * d + i, false, fp32));
+                    same(row[i], definition(c, b - 1, kvh * d + i, false, false));
                 }
             }
         }

@@ -50,7 +50,7 @@ final class SplitKDecodeOps extends DelegatingOps {
                 for (int j = from; j < to; j++) {
                     double p = Math.exp(logits[h * keys + j] - m[k]);
                     l[k] += p;
-                    reader.value(j, h / group, row, false);
+                    reader.value(j, h / group, row);
                     for (int c = 0; c < d; c++) {
                         acc[k][c] += p * row[c];
                     }
