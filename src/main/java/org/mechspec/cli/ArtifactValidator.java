@@ -26,6 +26,7 @@ import org.mechspec.report.LayoutCheck;
 import org.mechspec.report.PaperRun;
 import org.mechspec.report.TemplateForm;
 import org.mechspec.spec.Manifest;
+import org.mechspec.spec.ManifestLoader;
 
 /**
  * The rules an artifact of a paper must satisfy. One that mechspec wrote is rendered again from its {@code mechspec}
@@ -57,7 +58,9 @@ final class ArtifactValidator {
 
     /** Every finding in rule order, one per path (the first rule to name a path names it). */
     static List<Finding> validate(Manifest manifest, JsonNode artifact) {
-        ArtifactValidator v = new ArtifactValidator(manifest, artifact);
+        // A run on a given checkpoint was rendered from the manifest's checkpoint_protocol.
+        boolean onCheckpoint = artifact.path("mechspec").path("checkpoint").isObject();
+        ArtifactValidator v = new ArtifactValidator(onCheckpoint ? ManifestLoader.forCheckpoint(manifest) : manifest, artifact);
         if (artifact.has("mechspec")) {
             v.written();
         } else {

@@ -64,7 +64,8 @@ public final class Checkpoint {
     /**
      * Loads the weights of {@code dir} into an existing model (e.g. one whose attention block was replaced and has
      * parameters of its own): the stored names must be exactly {@link Qwen2Model#parameters()}' names. Every
-     * tensor is read into a staging copy first, so a bad checkpoint leaves the model untouched.
+     * tensor is read into a staging copy first, so a bad checkpoint leaves the model untouched; the staged tensors
+     * then become the parameters' values, so a tensor the model shared with a copy is never written.
      */
     public static void loadInto(Qwen2Model model, Path dir) {
         Map<String, Tensor> read = new LinkedHashMap<>();
@@ -75,7 +76,13 @@ public final class Checkpoint {
             }
         }
         for (Parameter p : model.parameters()) {
-            p.value().copyFrom(read.get(p.name()));
+            Tensor staged = read.get(p.name());
+            if (staged.precision() != p.value().precision()) { // e.g. an fp64 block parameter in an fp32 model
+                Tensor converted = Tensor.zeros(p.value().precision(), p.value().shape());
+                converted.copyFrom(staged);
+                staged = converted;
+            }
+            p.replaceValue(staged, false);
         }
     }
 

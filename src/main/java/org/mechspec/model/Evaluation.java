@@ -1,6 +1,6 @@
 package org.mechspec.model;
 
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 
 /**
  * Next-byte NLL of a model over chosen blocks: each block of L bytes gives L−1 predictions (byte i+1 given bytes
@@ -11,7 +11,7 @@ public final class Evaluation {
     }
 
     /** Per-prediction NLL (nats), block by block in {@code indices} order. */
-    public static double[] tokenNll(Qwen2Model model, ByteBlocks blocks, int[] indices, int blocksPerPass) {
+    public static double[] tokenNll(Qwen2Model model, TokenBlocks blocks, int[] indices, int blocksPerPass) {
         int perBlock = blocks.blockLength() - 1;
         double[] nll = new double[indices.length * perBlock];
         for (int start = 0; start < indices.length; start += blocksPerPass) {

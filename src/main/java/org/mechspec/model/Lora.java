@@ -35,7 +35,10 @@ public final class Lora {
         return model.loraAdapters();
     }
 
-    /** Folds every adapter into its base weight (W ← W + (α/r)·B·A), keeping W aside for {@link #unmerge}. */
+    /**
+     * Folds every adapter into its base weight (W ← W + (α/r)·B·A). Copy-on-write: the weight becomes a new tensor
+     * and W itself, untouched, is kept aside for {@link #unmerge}, since W may be shared with other model copies.
+     */
     public static void merge(Qwen2Model model) {
         for (Linear target : model.attentionProjections()) {
             LoraAdapter adapter = requireAdapter(target);
@@ -44,21 +47,24 @@ public final class Lora {
             }
             double[] delta = adapter.delta();
             Tensor w = target.weight.value();
-            adapter.unmergedBase = w.copy();
+            Tensor merged = Tensor.zeros(w.precision(), w.shape());
             for (int i = 0; i < delta.length; i++) {
-                w.set(i, w.get(i) + delta[i]);
+                merged.set(i, w.get(i) + delta[i]);
             }
+            adapter.unmergedBase = w;
+            target.weight.replaceValue(merged, false);
         }
     }
 
-    /** Restores every base weight to its value before {@link #merge}, bit for bit. */
+    /** Puts every base weight's tensor from before {@link #merge} back (the very tensor, so bit for bit). */
     public static void unmerge(Qwen2Model model) {
         for (Linear target : model.attentionProjections()) {
             LoraAdapter adapter = requireAdapter(target);
             if (!adapter.merged()) {
                 throw new IllegalStateException(target.name + " is not merged");
             }
-            target.weight.value().copyFrom(adapter.unmergedBase);
+            // W may be shared with other copies (it was before the merge, or still is).
+            target.weight.replaceValue(adapter.unmergedBase, true);
             adapter.unmergedBase = null;
         }
     }

@@ -1,10 +1,16 @@
 package org.mechspec.model;
 
-/** A named model tensor (Hugging Face name) and, while it is trainable, its gradient. */
+/**
+ * A named model tensor (Hugging Face name) and, while it is trainable, its gradient. A frozen parameter's tensor
+ * may be shared with a model copy ({@link #share}); nothing writes into a shared tensor, so a model that trains
+ * or merges takes its own tensor first and the other models keep theirs.
+ */
 public final class Parameter {
     private final String name;
-    private final Tensor value;
+    private Tensor value;
     private Tensor grad;
+    /** Another model's parameter may hold {@link #value} too: copy it before anything may write into it. */
+    private boolean sharesValue;
 
     public Parameter(String name, Tensor value, boolean trainable) {
         this.name = name;
@@ -16,6 +22,7 @@ public final class Parameter {
         return name;
     }
 
+    /** The current tensor; read it at use time, as a merge or an unfreeze may replace it. */
     public Tensor value() {
         return value;
     }
@@ -29,9 +36,16 @@ public final class Parameter {
         return grad != null;
     }
 
-    /** Freezing drops the gradient; unfreezing starts from a zero gradient. */
+    /**
+     * Freezing drops the gradient; unfreezing starts from a zero gradient, and first gives a shared tensor a
+     * private copy, so training this parameter never changes the model it was shared with.
+     */
     public void setTrainable(boolean trainable) {
         if (trainable && grad == null) {
+            if (sharesValue) {
+                value = value.copy();
+                sharesValue = false;
+            }
             grad = Tensor.zeros(value.precision(), value.shape());
         } else if (!trainable) {
             grad = null;
@@ -44,12 +58,45 @@ public final class Parameter {
         }
     }
 
+    /** A deep copy: its own tensor, and the gradient copied while trainable. */
     Parameter copy() {
         Parameter p = new Parameter(name, value.copy(), false);
         if (grad != null) {
             p.grad = grad.copy();
         }
         return p;
+    }
+
+    /**
+     * A frozen parameter of the same name over this very tensor, for a model copy: no memory is allocated, and
+     * from now on both copy the tensor before they are unfrozen.
+     */
+    Parameter share() {
+        if (trainable()) {
+            throw new IllegalStateException(name + " is trainable: only a frozen tensor can be shared");
+        }
+        sharesValue = true;
+        Parameter p = new Parameter(name, value, false);
+        p.sharesValue = true;
+        return p;
+    }
+
+    /**
+     * Points this parameter at another tensor of the same precision and shape (copy-on-write instead of writing
+     * into a tensor that may be shared). {@code shared}: another model may hold {@code t}; a trainable parameter
+     * then takes a copy of it, a frozen one copies it before it is unfrozen.
+     */
+    void replaceValue(Tensor t, boolean shared) {
+        if (t.precision() != value.precision() || !t.hasShape(value.shape())) {
+            throw new IllegalArgumentException(name + " is " + value + ", cannot hold " + t);
+        }
+        if (shared && trainable()) {
+            value = t.copy();
+            sharesValue = false;
+        } else {
+            value = t;
+            sharesValue = shared;
+        }
     }
 
     @Override

@@ -8,7 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.data.DataFiles;
 import org.mechspec.data.WikiText2;
 import picocli.CommandLine;
@@ -88,8 +88,8 @@ public final class Pretrain implements Callable<Integer> {
         byte[] testBytes = WikiText2.TEST.bytes();
         Qwen2Config config = new Qwen2Config(256, hidden, intermediate, layers, heads, kvHeads, blockLength - 1,
                 10000.0, 1e-6, true);
-        ByteBlocks train = new ByteBlocks(trainBytes, blockLength);
-        ByteBlocks test = new ByteBlocks(testBytes, blockLength);
+        TokenBlocks train = TokenBlocks.ofBytes(trainBytes, blockLength);
+        TokenBlocks test = TokenBlocks.ofBytes(testBytes, blockLength);
 
         long started = System.nanoTime();
         Rng rng = new Rng(seed);
@@ -171,7 +171,7 @@ public final class Pretrain implements Callable<Integer> {
      * training determine, so a rerun writes it byte for byte again. Wall times, threads and the JVM are in
      * {@link #runLog}. Reads the checkpoint files already written to {@code out} for their hashes.
      */
-    ObjectNode record(Qwen2Config config, byte[] trainBytes, ByteBlocks train, ByteBlocks test,
+    ObjectNode record(Qwen2Config config, byte[] trainBytes, TokenBlocks train, TokenBlocks test,
                       ArrayNode curve, int epochs, Qwen2Model model,
                       int[] evalIndices, double[] nll, double[] unigramNll, int[] ciIndices, double[] ciNll)
             throws java.io.IOException {

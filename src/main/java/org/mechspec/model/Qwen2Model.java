@@ -1,9 +1,11 @@
 package org.mechspec.model;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.BiFunction;
 import org.mechspec.compute.Rng;
 
 /**
@@ -30,26 +32,38 @@ public final class Qwen2Model {
 
     /** All weights zero, over {@code rope}: the rotation the layers apply to q and k, and undo on their gradients. */
     Qwen2Model(Qwen2Config config, Precision precision, RotaryEmbedding rope) {
+        this(config, precision, rope, (name, shape) -> new Parameter(name, Tensor.zeros(precision, shape), true));
+    }
+
+    /**
+     * The architecture over parameters from {@code parameters} (Hugging Face name, shape → parameter), asked once
+     * per base tensor in Hugging Face order: zero tensors for a fresh model, the source's for {@link #copy}, so a
+     * copy allocates nothing for the tensors it shares.
+     */
+    private Qwen2Model(Qwen2Config config, Precision precision, RotaryEmbedding rope,
+                       BiFunction<String, int[], Parameter> parameters) {
         this.config = config;
         this.precision = precision;
         this.rope = rope;
         int hidden = config.hiddenSize();
-        embed = add("model.embed_tokens.weight", config.vocabSize(), hidden);
+        embed = add(parameters, "model.embed_tokens.weight", config.vocabSize(), hidden);
         for (int l = 0; l < config.numHiddenLayers(); l++) {
             String p = "model.layers." + l + ".";
-            Linear q = linear(p + "self_attn.q_proj", config.queryDim(), hidden, true);
-            Linear k = linear(p + "self_attn.k_proj", config.kvDim(), hidden, true);
-            Linear v = linear(p + "self_attn.v_proj", config.kvDim(), hidden, true);
-            Linear o = linear(p + "self_attn.o_proj", hidden, config.queryDim(), false);
-            Linear gate = linear(p + "mlp.gate_proj", config.intermediateSize(), hidden, false);
-            Linear up = linear(p + "mlp.up_proj", config.intermediateSize(), hidden, false);
-            Linear down = linear(p + "mlp.down_proj", hidden, config.intermediateSize(), false);
-            RmsNorm n1 = new RmsNorm(add(p + "input_layernorm.weight", hidden), config.rmsNormEps());
-            RmsNorm n2 = new RmsNorm(add(p + "post_attention_layernorm.weight", hidden), config.rmsNormEps());
+            Linear q = linear(parameters, p + "self_attn.q_proj", config.queryDim(), hidden, true);
+            Linear k = linear(parameters, p + "self_attn.k_proj", config.kvDim(), hidden, true);
+            Linear v = linear(parameters, p + "self_attn.v_proj", config.kvDim(), hidden, true);
+            Linear o = linear(parameters, p + "self_attn.o_proj", hidden, config.queryDim(), false);
+            Linear gate = linear(parameters, p + "mlp.gate_proj", config.intermediateSize(), hidden, false);
+            Linear up = linear(parameters, p + "mlp.up_proj", config.intermediateSize(), hidden, false);
+            Linear down = linear(parameters, p + "mlp.down_proj", hidden, config.intermediateSize(), false);
+            RmsNorm n1 = new RmsNorm(add(parameters, p + "input_layernorm.weight", hidden), config.rmsNormEps());
+            RmsNorm n2 = new RmsNorm(add(parameters, p + "post_attention_layernorm.weight", hidden),
+                    config.rmsNormEps());
             layers.add(new DecoderLayer(l, n1, n2, q, k, v, o, gate, up, down));
         }
-        finalNorm = new RmsNorm(add("model.norm.weight", hidden), config.rmsNormEps());
-        Parameter headWeight = config.tieWordEmbeddings() ? embed : add("lm_head.weight", config.vocabSize(), hidden);
+        finalNorm = new RmsNorm(add(parameters, "model.norm.weight", hidden), config.rmsNormEps());
+        Parameter headWeight = config.tieWordEmbeddings() ? embed
+                : add(parameters, "lm_head.weight", config.vocabSize(), hidden);
         head = new Linear("lm_head", headWeight, null);
     }
 
@@ -236,15 +250,17 @@ public final class Qwen2Model {
         }
     }
 
-    /** A deep copy: parameters, trainable flags, LoRA adapters (merged state included), attention blocks, RoPE. */
+    /**
+     * An independent copy: trainable base parameters are deep-copied (gradients too); frozen ones share their
+     * tensors with this model, as nothing writes into a frozen tensor (unfreezing and {@link Lora#merge} take a
+     * private tensor first), so copies of a frozen base cost no weight memory. LoRA adapters (merged state
+     * included) and attention blocks are copied; the RoPE is shared. The tied head stays tied.
+     */
     public Qwen2Model copy() {
-        Qwen2Model m = new Qwen2Model(config, precision, rope);
-        for (Map.Entry<String, Parameter> e : base.entrySet()) {
-            Parameter mine = e.getValue();
-            Parameter theirs = m.base.get(e.getKey());
-            theirs.value().copyFrom(mine.value());
-            theirs.setTrainable(mine.trainable());
-        }
+        Qwen2Model m = new Qwen2Model(config, precision, rope, (name, shape) -> {
+            Parameter mine = base.get(name);
+            return mine.trainable() ? mine.copy() : mine.share();
+        });
         List<Linear> mine = attentionProjections();
         List<Linear> theirs = m.attentionProjections();
         for (int i = 0; i < mine.size(); i++) {
@@ -268,15 +284,19 @@ public final class Qwen2Model {
         return out;
     }
 
-    private Parameter add(String name, int... shape) {
-        Parameter p = new Parameter(name, Tensor.zeros(precision, shape), true);
+    private Parameter add(BiFunction<String, int[], Parameter> parameters, String name, int... shape) {
+        Parameter p = parameters.apply(name, shape);
+        if (!p.name().equals(name) || !p.value().hasShape(shape) || p.value().precision() != precision) {
+            throw new IllegalStateException(name + " needs " + precision + Arrays.toString(shape) + ", got " + p);
+        }
         base.put(name, p);
         return p;
     }
 
-    private Linear linear(String name, int out, int in, boolean bias) {
-        Parameter w = add(name + ".weight", out, in);
-        Parameter b = bias ? add(name + ".bias", out) : null;
+    private Linear linear(BiFunction<String, int[], Parameter> parameters, String name, int out, int in,
+                          boolean bias) {
+        Parameter w = add(parameters, name + ".weight", out, in);
+        Parameter b = bias ? add(parameters, name + ".bias", out) : null;
         return new Linear(name, w, b);
     }
 

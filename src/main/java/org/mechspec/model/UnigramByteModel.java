@@ -1,6 +1,6 @@
 package org.mechspec.model;
 
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 
 /**
  * The baseline the fixture must beat: a byte unigram model fitted on the training bytes with add-one smoothing
@@ -24,7 +24,7 @@ public final class UnigramByteModel {
     }
 
     /** NLL of the same predictions {@link Evaluation#tokenNll} scores: bytes 1..L−1 of each block. */
-    public double[] tokenNll(ByteBlocks blocks, int[] indices) {
+    public double[] tokenNll(TokenBlocks blocks, int[] indices) {
         int perBlock = blocks.blockLength() - 1;
         double[] out = new double[indices.length * perBlock];
         for (int i = 0; i < indices.length; i++) {

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Progress;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Batch;
 import org.mechspec.model.Lora;
 import org.mechspec.model.LoraConfig;
@@ -31,16 +31,22 @@ final class OalProtocol {
     private OalProtocol() {
     }
 
-    static OalRun run(long seed, Backend backend, Qwen2Model base, byte[] validationBytes, byte[] testBytes) {
+    /**
+     * Runs one seed on blocks of {@value #SEQUENCE_LENGTH} tokens cut from the validation and test splits (bytes for
+     * the project's fixture, BPE tokens for a Hugging Face checkpoint). The base model is frozen first: LoRA trains
+     * adapters only, and frozen weights are shared, not copied, by the adapted models.
+     */
+    static OalRun run(long seed, Backend backend, Qwen2Model base, TokenBlocks valid, TokenBlocks test) {
         long start = System.nanoTime();
         requireConvertible(base);
+        requireBlockLength(valid);
+        requireBlockLength(test);
+        base.setBaseTrainable(false);
         Qwen2Config config = base.config();
         int heads = config.numAttentionHeads();
         int d = config.headDim();
         Grouping.requireSplittable(d);
         GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(backend);
-        ByteBlocks valid = new ByteBlocks(validationBytes, SEQUENCE_LENGTH);
-        ByteBlocks test = new ByteBlocks(testBytes, SEQUENCE_LENGTH);
 
         Rng rng = new Rng(seed);
         BlockRoles roles = BlockRoles.draw(rng, valid.count(), test.count());
@@ -120,8 +126,15 @@ final class OalProtocol {
         }
     }
 
+    private static void requireBlockLength(TokenBlocks blocks) {
+        if (blocks.blockLength() != SEQUENCE_LENGTH) {
+            throw new IllegalArgumentException("the protocol reads blocks of " + SEQUENCE_LENGTH + " tokens, got blocks of "
+                    + blocks.blockLength());
+        }
+    }
+
     /** The converted layer's activations of the given blocks (full 32-token sequences, no dropout). */
-    static LayerSamples samples(Qwen2Model model, ByteBlocks blocks, int[] indices, BlockLedger ledger, Phase phase,
+    static LayerSamples samples(Qwen2Model model, TokenBlocks blocks, int[] indices, BlockLedger ledger, Phase phase,
                                 Split split) {
         ledger.record(phase, split, indices);
         Batch batch = new Batch(blocks.blocks(indices), null, indices.length, SEQUENCE_LENGTH);
@@ -129,7 +142,7 @@ final class OalProtocol {
     }
 
     /** The next-token batch of some blocks; the ledger records exactly the blocks fetched, where they are fetched. */
-    static Batch nextTokenBatch(ByteBlocks blocks, int[] indices, BlockLedger ledger, Phase phase, Split split) {
+    static Batch nextTokenBatch(TokenBlocks blocks, int[] indices, BlockLedger ledger, Phase phase, Split split) {
         ledger.record(phase, split, indices);
         return Batch.nextToken(blocks.blocks(indices), SEQUENCE_LENGTH);
     }

@@ -21,6 +21,11 @@ public final class ArtifactDiff {
             out.add("mechspec: comparing " + fresh.paper + "." + fresh.backend + " with " + reference.paper + "." + reference.backend);
             return out;
         }
+        if (!fresh.checkpoint.equals(reference.checkpoint)) {
+            out.add("mechspec.checkpoint: " + describe(fresh) + " vs reference " + describe(reference)
+                    + ": runs on different checkpoints are not compared");
+            return out;
+        }
         if (!fresh.seeds.keySet().equals(reference.seeds.keySet())) {
             out.add("mechspec.seeds: " + fresh.seeds.keySet() + " vs reference " + reference.seeds.keySet());
         }
@@ -40,6 +45,10 @@ public final class ArtifactDiff {
             }
         }
         return out;
+    }
+
+    private static String describe(PaperRun run) {
+        return run.checkpoint.isEmpty() ? "the paper's own fixture" : run.checkpoint.toString();
     }
 
     private static void compareMetrics(Manifest manifest, String at, Map<String, Object> a, Map<String, Object> b, List<String> out) {

@@ -147,7 +147,12 @@ public final class ArtifactRenderer {
             case RECORDS_SHA256:
                 return F.textNode(DataFiles.sha256(block.toString().getBytes(StandardCharsets.UTF_8)));
             case ARTIFACT_PATH:
-                return F.textNode("reports/" + run.paper + "." + run.backend + ".json");
+                return F.textNode("reports/" + run.referenceName());
+            case CHECKPOINT:
+                if (run.checkpoint.isEmpty()) {
+                    throw new IllegalStateException(run.paper + ": the template places $checkpoint, but no checkpoint was given");
+                }
+                return run.checkpoint.deepCopy();
             default:
                 throw new ManifestException(manifest.file() + ": template form '" + key + "' in the wrong place");
         }

@@ -22,6 +22,11 @@ public final class PaperRun {
     public final ObjectNode deviceProvenance = JSON.createObjectNode();
     public final TreeMap<Long, SeedRecord> seeds = new TreeMap<>();
     public final Map<String, Boolean> propertyChecks = new LinkedHashMap<>();
+    /**
+     * The checkpoint folder the contracts ran on ({@code id}, {@code revision}, {@code files_sha256}) when one was
+     * given with {@code -Dmechspec.checkpoint}; empty for a paper's own fixture. Runs compare only within one checkpoint.
+     */
+    public final ObjectNode checkpoint = JSON.createObjectNode();
 
     public PaperRun(String paper, String backend) {
         this.paper = paper;
@@ -49,6 +54,14 @@ public final class PaperRun {
     public void add(JsonNode entry, boolean passed) {
         device = entry.path("device").asText(device);
         merge(deviceProvenance, entry.path("device_provenance"));
+        JsonNode ck = entry.path("checkpoint");
+        if (ck.isObject()) {
+            if (checkpoint.isEmpty()) {
+                checkpoint.setAll((ObjectNode) ck.deepCopy());
+            } else if (!checkpoint.equals(ck)) {
+                throw new IllegalStateException(paper + ": two checkpoints in one run: " + checkpoint + " and " + ck);
+            }
+        }
         SeedRecord r = seed(entry.get("seed").asLong());
         entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
         entry.path("runtime").fields().forEachRemaining(e -> r.runtime.put(e.getKey(), value(e.getValue())));
@@ -104,6 +117,9 @@ public final class PaperRun {
         if (!deviceProvenance.isEmpty()) {
             n.set("device_provenance", deviceProvenance.deepCopy());
         }
+        if (!checkpoint.isEmpty()) {
+            n.set("checkpoint", checkpoint.deepCopy());
+        }
         ObjectNode s = n.putObject("seeds");
         seeds.forEach((seed, r) -> {
             ObjectNode o = s.putObject(Long.toString(seed));
@@ -117,11 +133,31 @@ public final class PaperRun {
         return n;
     }
 
+    /**
+     * Where this run's committed reference lives under reports/: {@code paper.backend.json} for the paper's own
+     * fixture, {@code checkpoints/<id>-<hash>/paper.backend.json} for a given checkpoint (hash: the first 12 hex of the
+     * SHA-256 of its sorted {@code name=sha256} lines), so a checkpoint run never replaces or meets another's reference.
+     */
+    public String referenceName() {
+        String file = paper + "." + backend + ".json";
+        if (checkpoint.isEmpty()) {
+            return file;
+        }
+        StringBuilder lines = new StringBuilder();
+        new TreeMap<String, String>(JSON.convertValue(checkpoint.path("files_sha256"),
+                new com.fasterxml.jackson.core.type.TypeReference<Map<String, String>>() { }))
+                .forEach((name, sha) -> lines.append(name).append('=').append(sha).append('\n'));
+        String id = checkpoint.path("id").asText("checkpoint").toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9.]+", "-");
+        String hash = org.mechspec.data.DataFiles.sha256(lines.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        return "checkpoints/" + id + "-" + hash.substring(0, 12) + "/" + file;
+    }
+
     /** Reads a {@code mechspec} block back (for merge and diff). */
     public static PaperRun fromJson(JsonNode n) {
         PaperRun run = new PaperRun(n.path("paper").asText(), n.path("backend").asText());
         run.device = n.path("device").asText("");
         merge(run.deviceProvenance, n.path("device_provenance"));
+        merge(run.checkpoint, n.path("checkpoint"));
         n.path("seeds").fields().forEachRemaining(e -> {
             SeedRecord r = run.seed(Long.parseLong(e.getKey()));
             e.getValue().path("metrics").fields().forEachRemaining(m -> r.metrics.put(m.getKey(), value(m.getValue())));

@@ -17,7 +17,8 @@ import org.mechspec.spec.ManifestLoader;
  * The verify-phase gate. It fails the build on a reporter error; in a full run (no -Dgroups, -Dmechspec.seeds or
  * -Dtest), on a declared paper with no fresh artifact on the run's backends, on a committed reports/ file with no
  * fresh counterpart and on a test skipped for a missing data set, unless -Dmechspec.allowSkippedPapers=true; and
- * on a metric or check drift beyond the manifest tolerance. With update=true it rewrites the committed artifacts.
+ * on a metric or check drift beyond the manifest tolerance against the committed reference of the same checkpoint
+ * ({@link PaperRun#referenceName}). With update=true it rewrites the committed artifacts.
  * args: fresh folder, reports folder, contracts folder, then key=value: update, groups, seeds, test, skipTests,
  * backend, allowSkippedPapers (Maven passes an unset property as its literal ${...}, read as unset).
  */
@@ -59,8 +60,9 @@ public final class ReportGate {
         }
         List<String> findings = new ArrayList<>();
         for (Path file : files) {
-            Path committed = reports.resolve(file.getFileName());
             String text = Files.readString(file);
+            PaperRun freshRun = PaperRun.fromJson(PaperRun.JSON.readTree(text).path("mechspec"));
+            Path committed = reports.resolve(freshRun.referenceName());
             if (update) {
                 AtomicFiles.write(committed, text);
                 System.out.println("[mechspec] updated " + committed);
@@ -71,7 +73,6 @@ public final class ReportGate {
                         + "; run with -Dmechspec.updateReports=true to create it");
                 continue;
             }
-            PaperRun freshRun = PaperRun.fromJson(PaperRun.JSON.readTree(text).path("mechspec"));
             Manifest manifest = ManifestLoader.load(contracts.resolve(freshRun.paper + ".json"));
             PaperRun ref = PaperRun.fromJson(PaperRun.JSON.readTree(Files.readString(committed)).path("mechspec"));
             // A run narrowed with -Dmechspec.seeds compares only the seeds it ran.

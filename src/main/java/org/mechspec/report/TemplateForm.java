@@ -14,7 +14,7 @@ public enum TemplateForm {
     SEEDS(false, false), SEED(false, false), FIRST_SEED(false, false), CHECKS(false, false), RUNTIME(false, false),
     NEGATIVE_RESULT(false, false), CLAIMS_IMPROVEMENT(false, false), GPU_VALIDATED(false, false),
     BACKEND(false, true), DEVICE(false, true), JVM(false, true), COMMIT(false, true), DATASET_FINGERPRINT(false, true),
-    SOURCES(false, true), RECORDS_SHA256(false, true), ARTIFACT_PATH(false, true),
+    SOURCES(false, true), RECORDS_SHA256(false, true), ARTIFACT_PATH(false, true), CHECKPOINT(false, false),
     EACH_SEED(true, false), METRICS(true, false), METRIC(true, false), CHECK(true, false), AGGREGATE(true, false),
     STAT(true, false), MANIFEST(true, false);
 

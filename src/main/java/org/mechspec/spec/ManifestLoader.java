@@ -16,17 +16,67 @@ import java.util.concurrent.ConcurrentHashMap;
 /**
  * Reads and validates manifests. A malformed manifest is rejected with a message naming the file and field.
  * Manifests come from {@code -Dmechspec.contracts.dir} when set, else from the classpath ({@code contracts/}).
+ * With {@code -Dmechspec.checkpoint=DIR}, a manifest's {@code checkpoint_protocol} (the paper's setting on a given
+ * Hugging Face checkpoint) replaces its checkpoint, dataset, protocol, limitations and artifact fields.
  */
 public final class ManifestLoader {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final Map<String, Manifest> CACHE = new ConcurrentHashMap<>();
+    /** The system property naming a checkpoint folder to run on instead of a paper's own fixture. */
+    public static final String CHECKPOINT_PROPERTY = "mechspec.checkpoint";
+    /** What a {@code checkpoint_protocol} may replace: never the checks, metrics or hypotheses. */
+    private static final List<String> CHECKPOINT_PROTOCOL_FIELDS =
+            List.of("checkpoint", "dataset", "protocol", "limitations", "artifact");
 
     private ManifestLoader() {
     }
 
-    /** The manifest of a paper, loaded once per JVM. */
+    /**
+     * The manifest of a paper, loaded once per JVM and checkpoint: with {@code -Dmechspec.checkpoint} set, its
+     * {@code checkpoint_protocol} applied ({@link #forCheckpoint}).
+     */
     public static Manifest forPaper(String paper) {
+        boolean checkpoint = onCheckpoint();
+        return CACHE.computeIfAbsent(paper + (checkpoint ? "@checkpoint" : ""),
+                key -> checkpoint ? forCheckpoint(locate(paper)) : locate(paper));
+    }
+
+    /** The manifest as written, its {@code checkpoint_protocol} not applied: for tests of a paper's own fixture. */
+    public static Manifest base(String paper) {
         return CACHE.computeIfAbsent(paper, ManifestLoader::locate);
+    }
+
+    /** Whether this JVM runs the contracts on a given checkpoint ({@code -Dmechspec.checkpoint}). */
+    public static boolean onCheckpoint() {
+        return !System.getProperty(CHECKPOINT_PROPERTY, "").isBlank();
+    }
+
+    /**
+     * The manifest with its {@code checkpoint_protocol} applied: objects merge key by key (recursively), a null removes
+     * the field, anything else replaces it. A manifest without one is returned as it is (its paper reads no checkpoint).
+     */
+    public static Manifest forCheckpoint(Manifest m) {
+        JsonNode overlay = m.root().path("checkpoint_protocol");
+        if (overlay.isMissingNode()) {
+            return m;
+        }
+        com.fasterxml.jackson.databind.node.ObjectNode root = m.root().deepCopy();
+        root.remove("checkpoint_protocol");
+        overlay(root, overlay);
+        return parse(m.file() + " (checkpoint_protocol)", root.toString());
+    }
+
+    private static void overlay(com.fasterxml.jackson.databind.node.ObjectNode into, JsonNode from) {
+        from.fields().forEachRemaining(e -> {
+            JsonNode mine = into.get(e.getKey());
+            if (e.getValue().isNull()) {
+                into.remove(e.getKey());
+            } else if (e.getValue().isObject() && mine != null && mine.isObject()) {
+                overlay((com.fasterxml.jackson.databind.node.ObjectNode) mine, e.getValue());
+            } else {
+                into.set(e.getKey(), e.getValue().deepCopy());
+            }
+        });
     }
 
     private static Manifest locate(String paper) {
@@ -158,6 +208,14 @@ public final class ManifestLoader {
         f.string(root, "title");
         f.object(root, "dataset");
         f.object(root, "protocol");
+        if (root.has("checkpoint_protocol")) {
+            f.object(root, "checkpoint_protocol").fieldNames().forEachRemaining(name -> {
+                if (!CHECKPOINT_PROTOCOL_FIELDS.contains(name)) {
+                    throw new ManifestException(file + ": field 'checkpoint_protocol." + name
+                            + "' is not one a checkpoint may replace " + CHECKPOINT_PROTOCOL_FIELDS);
+                }
+            });
+        }
         f.object(root, "claim_policy");
         f.array(root, "limitations");
         List<String> sources = f.strings(root, "sources");

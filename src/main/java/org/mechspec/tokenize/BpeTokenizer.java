@@ -47,6 +47,16 @@ public final class BpeTokenizer implements AutoCloseable {
         return tokenizer.encode(text).getIds();
     }
 
+    /** The token ids of {@code text} as model inputs (ints; every id of a real vocabulary fits). */
+    public int[] encodeIds(String text) {
+        long[] ids = encode(text);
+        int[] out = new int[ids.length];
+        for (int i = 0; i < ids.length; i++) {
+            out[i] = Math.toIntExact(ids[i]);
+        }
+        return out;
+    }
+
     public String decode(long[] ids) {
         return tokenizer.decode(ids, false);
     }

@@ -62,6 +62,11 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--data-dir", paramLabel = "DIR", description = "data sets folder (e.g. ../shared/data); without it, data-backed runs are skipped")
     Path dataDir;
 
+    @Option(names = "--checkpoint", paramLabel = "DIR", description = {
+            "a Hugging Face checkpoint folder (e.g. Qwen2.5-0.5B's) to run the papers that declare a checkpoint_protocol on,",
+            "instead of their own fixtures (OAL: Qwen BPE blocks; needs --data-dir)"})
+    Path checkpoint;
+
     @Spec
     CommandSpec spec;
 
@@ -87,6 +92,9 @@ final class RunCommand implements Callable<Integer> {
         properties.put("allure.results.directory", out.toAbsolutePath().resolve("allure-results").toString());
         if (dataDir != null) {
             properties.put("mechspec.data.dir", dataDir.toAbsolutePath().toString());
+        }
+        if (checkpoint != null) {
+            properties.put(org.mechspec.spec.ManifestLoader.CHECKPOINT_PROPERTY, checkpoint.toAbsolutePath().toString());
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         Map<String, String> saved = new HashMap<>();
@@ -156,6 +164,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (dataDir != null && !Files.isDirectory(dataDir)) {
             throw new ParameterException(spec.commandLine(), "--data-dir " + dataDir + ": no such folder");
+        }
+        if (checkpoint != null && !Files.isRegularFile(checkpoint.resolve("config.json"))) {
+            throw new ParameterException(spec.commandLine(), "--checkpoint " + checkpoint + ": not a checkpoint folder (no config.json)");
         }
     }
 

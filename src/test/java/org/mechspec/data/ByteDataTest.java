@@ -30,17 +30,17 @@ class ByteDataTest {
     @Test
     void blocksAreConsecutiveAndTheTailIsDropped() {
         byte[] text = "abcdefghij".getBytes(StandardCharsets.US_ASCII);
-        ByteBlocks blocks = new ByteBlocks(text, 3);
+        TokenBlocks blocks = TokenBlocks.ofBytes(text, 3);
         assertThat(blocks.count()).isEqualTo(3);
         assertThat(ByteTokenizer.decode(blocks.block(2))).isEqualTo("ghi".getBytes(StandardCharsets.US_ASCII));
         assertThat(blocks.blocks(new int[] {1, 0})).containsExactly('d', 'e', 'f', 'a', 'b', 'c');
         assertThatThrownBy(() -> blocks.block(3)).hasMessageContaining("block 3 of 3");
-        assertThatThrownBy(() -> new ByteBlocks(text, 1)).hasMessageContaining("at least 2");
+        assertThatThrownBy(() -> TokenBlocks.ofBytes(text, 1)).hasMessageContaining("at least 2");
     }
 
     @Test
     void shuffledOrderIsThePinnedFisherYates() {
-        ByteBlocks blocks = new ByteBlocks(new byte[100], 10);
+        TokenBlocks blocks = TokenBlocks.ofBytes(new byte[100], 10);
         assertThat(blocks.shuffledOrder(new Rng(42))).containsExactly(new Rng(42).permutation(10))
                 .containsExactlyInAnyOrder(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
     }

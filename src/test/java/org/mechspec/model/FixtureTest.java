@@ -9,7 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.data.DataFiles;
 import org.mechspec.data.WikiText2;
 import org.mechspec.spec.MissingDataSkips;
@@ -32,7 +32,7 @@ class FixtureTest {
 
     /** Perplexity of {@code model} on the record's quick-check test blocks (one forward pass, as recorded). */
     static double quickCheckPerplexity(Qwen2Model model, JsonNode record) {
-        ByteBlocks blocks = new ByteBlocks(WikiText2.TEST.bytes(), record.at("/data/block_length").intValue());
+        TokenBlocks blocks = TokenBlocks.ofBytes(WikiText2.TEST.bytes(), record.at("/data/block_length").intValue());
         JsonNode idx = record.at("/ci_check/test_block_indices");
         int[] indices = new int[idx.size()];
         for (int i = 0; i < indices.length; i++) {
@@ -91,7 +91,7 @@ class FixtureTest {
     @Test
     void recordedUnigramPerplexityIsReproducible() throws IOException {
         JsonNode r = record();
-        ByteBlocks test = new ByteBlocks(WikiText2.TEST.bytes(), r.at("/data/block_length").intValue());
+        TokenBlocks test = TokenBlocks.ofBytes(WikiText2.TEST.bytes(), r.at("/data/block_length").intValue());
         double[] nll = UnigramByteModel.fit(WikiText2.VALIDATION.bytes()).tokenNll(test, Evaluation.allBlocks(test.count()));
         assertThat(Evaluation.perplexity(nll)).isEqualTo(r.at("/evaluation/unigram_perplexity").doubleValue());
         assertThat(nll.length).isEqualTo(r.at("/evaluation/predicted_tokens").intValue());

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import picocli.CommandLine;
 
 /**
@@ -46,7 +46,7 @@ class PretrainRecordTest {
         Checkpoint.save(model, dir, DType.F32);
         byte[] text = new byte[9 * 20];
         new java.util.Random(3).nextBytes(text);
-        ByteBlocks blocks = new ByteBlocks(text, 9);
+        TokenBlocks blocks = TokenBlocks.ofBytes(text, 9);
         ArrayNode curve = new ObjectMapper().createArrayNode();
         curve.addObject().put("step", 3).put("mean_loss", 5.5);
         double[] nll = {2.0, 2.5, 3.0};

@@ -21,13 +21,13 @@ import org.mechspec.compute.Rng;
  * library stores them. Tensor names and shapes are spelled out here from the Hugging Face layout, not taken from
  * {@link Qwen2Model}, so loading the folder tests the model's naming too. Same seed → same bytes.
  */
-final class RandomQwenCheckpoint {
+public final class RandomQwenCheckpoint {
     /** The config.json of Qwen/Qwen2.5-0.5B, byte for byte (test resource). */
     static final String REAL_CONFIG_RESOURCE = "qwen2.5-0.5b/config.json";
     private static final ObjectMapper JSON = new ObjectMapper();
 
     /** The sizes in which the generated folder differs from the real model. */
-    record Dims(int layers, int hidden, int heads, int kvHeads, int intermediate, int vocab) {
+    public record Dims(int layers, int hidden, int heads, int kvHeads, int intermediate, int vocab) {
         int headDim() {
             return hidden / heads;
         }
@@ -35,6 +35,13 @@ final class RandomQwenCheckpoint {
 
     /** Qwen2.5-0.5B reduced in depth and width (head dim 16), with its real vocabulary of 151936. */
     static final Dims REDUCED = new Dims(2, 64, 4, 2, 128, 151936);
+    /**
+     * Deep enough for OAL's converted layer 4, with Qwen2.5-0.5B's head dim 64 (groups of 4 / 12 / 48 dimensions),
+     * GQA (two query heads per KV head) and the real vocabulary: the checkpoint protocol's end-to-end case.
+     */
+    public static final Dims OAL_PROTOCOL = new Dims(5, 128, 2, 1, 256, 151936);
+    /** Qwen2.5-0.5B's own sizes: for measuring the checkpoint protocol on the real shape (bench.QwenShapedCheckpoint). */
+    public static final Dims QWEN25_05B = new Dims(24, 896, 14, 2, 4864, 151936);
     /** Small enough for finite differences over every element (and for cheap bad-input cases). */
     static final Dims TINY = new Dims(2, 16, 4, 2, 24, 11);
 
@@ -42,7 +49,7 @@ final class RandomQwenCheckpoint {
     }
 
     /** Writes config.json and model.safetensors (bf16) to {@code dir}; returns {@code dir}. */
-    static Path write(Path dir, Dims dims, long seed) throws IOException {
+    public static Path write(Path dir, Dims dims, long seed) throws IOException {
         writeConfig(dir, config(dims));
         writeWeights(dir, tensors(dims, seed));
         return dir;

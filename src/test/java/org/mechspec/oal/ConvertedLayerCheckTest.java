@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Batch;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Model;
@@ -24,7 +24,7 @@ class ConvertedLayerCheckTest {
     private static final Rng FACTORS = new Rng(21);
     private static final int[] GROUPS = TinyOal.groups(FACTORS, 2, 16);
     private static final double[][] CALIBRATED = TinyOal.factors(FACTORS, 2, Grouping.GROUPS, 0.3);
-    private static final ByteBlocks BLOCKS = new ByteBlocks(TinyOal.text(21, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
+    private static final TokenBlocks BLOCKS = TokenBlocks.ofBytes(TinyOal.text(21, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
 
     /** A tiny 5-layer model in {@code precision} whose layer 4 computes the grouped-quadratic attention of {@code l}. */
     private static Qwen2Model convertedModel(Precision precision, double[][] l) {

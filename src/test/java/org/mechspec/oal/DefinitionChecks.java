@@ -1,7 +1,7 @@
 package org.mechspec.oal;
 
 import java.util.Arrays;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Precision;
 import org.mechspec.model.Qwen2Model;
 import org.mechspec.spec.FlashRule;
@@ -51,7 +51,7 @@ final class DefinitionChecks {
      * in fp64 and stores it in the model's precision (unit roundoff u_s), so
      * |out − oracle| ≤ u_s·|oracle| + (1 + u_s)·(e_form + e_oracle), the e being {@link PairwiseOracle#errorBound} in fp64.
      */
-    static LayerError convertedLayer(Qwen2Model model, ByteBlocks blocks, int[] indices, int[] groups, int groupCount,
+    static LayerError convertedLayer(Qwen2Model model, TokenBlocks blocks, int[] indices, int[] groups, int groupCount,
                                      double[][] l) {
         LayerSamples s = OalProtocol.samples(model, blocks, indices, new BlockLedger(), BlockLedger.Phase.VALIDATION,
                 BlockLedger.Split.VALIDATION);

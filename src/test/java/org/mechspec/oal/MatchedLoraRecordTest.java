@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Batch;
 
 /** What the matched LoRA adaptation leaves in each arm's record once it has finished. */
@@ -21,7 +21,7 @@ class MatchedLoraRecordTest {
         Rng rng = new Rng(31);
         ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE,
                 TinyOal.groups(rng, 2, 16), Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
-        ByteBlocks blocks = new ByteBlocks(TinyOal.text(31, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
+        TokenBlocks blocks = TokenBlocks.ofBytes(TinyOal.text(31, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
         Batch batch = Batch.nextToken(blocks.blocks(new int[] {0, 1}), OalProtocol.SEQUENCE_LENGTH);
         MatchedLora.Adapted a = MatchedLora.adapt(TinyOal.model(31, 5), OalProtocol.LAYER, block, batch, new Rng(32),
                 OalProtocol.LORA, 1, 1e-2);

@@ -18,9 +18,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
 import org.mechspec.data.WikiText2;
-import org.mechspec.model.Qwen2Model;
 import org.mechspec.oal.BlockLedger.Phase;
 import org.mechspec.oal.BlockLedger.Split;
 import org.mechspec.spec.Contract;
@@ -40,26 +38,25 @@ class OalContracts {
     private static final int ADAPTATION_ROWS = BlockRoles.ADAPTATION * (OalProtocol.SEQUENCE_LENGTH - 1);
 
     /**
-     * The protocol run of this (backend, seed), computed once per launch and shared by every seeded check. A missing
-     * fixture or dataset skips with a message.
+     * The protocol run of this (backend, seed), computed once per launch and shared by every seeded check, on the
+     * launch's setting (the fixture, or the checkpoint of -Dmechspec.checkpoint). A missing fixture or dataset skips
+     * with a message.
      */
     private static OalRun protocol(SeedRun run) {
+        OalSetting s = setting(run);
         OalRun r = run.shared("protocol", OalRun.class,
-                () -> OalProtocol.run(run.seed(), run.backend(), model(run), validation(run), WikiText2.TEST.bytes()));
-        run.dataset(WikiText2.VALIDATION.relativePath(), WikiText2.VALIDATION.sha256());
-        run.dataset(WikiText2.TEST.relativePath(), WikiText2.TEST.sha256());
+                () -> OalProtocol.run(run.seed(), run.backend(), s.model(), s.validation(), s.test()));
+        s.datasets().forEach(run::dataset);
+        if (s.checkpoint() != null) {
+            run.checkpoint(s.checkpoint().id(), s.checkpoint().revision(), s.checkpoint().filesSha256());
+        }
         run.runtime("protocol_seconds", r.elapsedSeconds());
         return r;
     }
 
-    /** The fixture model, loaded once per launch. */
-    private static Qwen2Model model(SeedRun run) {
-        return run.shared("fixture-model", Qwen2Model.class, () -> OalFixture.load(ManifestLoader.forPaper(PAPER)));
-    }
-
-    /** The validation split, read and verified once per launch. */
-    private static byte[] validation(SeedRun run) {
-        return run.shared("validation-bytes", byte[].class, WikiText2.VALIDATION::bytes);
+    /** The model and the blocks, loaded, verified and tokenized once per launch. */
+    private static OalSetting setting(SeedRun run) {
+        return run.shared("setting", OalSetting.class, () -> OalSetting.selected(run.manifest()));
     }
 
     private static double fp64Threshold(SeedRun run) {
@@ -216,7 +213,7 @@ class OalContracts {
     @Seeded
     void groupingIsDeterministic(SeedRun run) {
         OalRun r = protocol(run);
-        LayerSamples fresh = OalProtocol.samples(model(run), new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH),
+        LayerSamples fresh = OalProtocol.samples(setting(run).model(), setting(run).validation(),
                 r.roles().grouping(), new BlockLedger(), Phase.GROUPING, Split.VALIDATION);
         double[] c = Grouping.contributions(fresh);
         int[] groups = Grouping.assign(c, fresh.heads(), fresh.headDim());
@@ -254,17 +251,19 @@ class OalContracts {
         long leaks = OalChecks.testUsesOutsideEvaluation(r.ledger());
         run.metric("test_blocks_seen_before_evaluation", leaks);
         assertThat(OalChecks.testIsolated(r.roles(), r.ledger())).as("roles %s, ledger %s", r.roles(), r.ledger().uses()).isTrue();
-        JsonNode record = new ObjectMapper().readTree(Files.readString(OalFixture.dir().resolve("training.json")));
-        assertThat(record.at("/data/train_sha256").asText()).as("the fixture was pretrained on the validation split")
-                .isEqualTo(WikiText2.VALIDATION.sha256()).isNotEqualTo(WikiText2.TEST.sha256());
+        if (setting(run).checkpoint() == null) { // a given checkpoint's training data is its publisher's (limitations)
+            JsonNode record = new ObjectMapper().readTree(Files.readString(OalFixture.dir().resolve("training.json")));
+            assertThat(record.at("/data/train_sha256").asText()).as("the fixture was pretrained on the validation split")
+                    .isEqualTo(WikiText2.VALIDATION.sha256()).isNotEqualTo(WikiText2.TEST.sha256());
+        }
     }
 
     @Contract(paper = PAPER, check = "test_isolated_from_selection")
     @Test
     void tinyProtocolRunsKeepTestBlocksIsolated() {
         qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed, 5), TinyOal.text(seed, 32 * 40),
-                    TinyOal.text(~seed, 32 * 7));
+            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed, 5), TinyOal.blocks(seed, 32 * 40),
+                    TinyOal.blocks(~seed, 32 * 7));
             assertThat(OalChecks.testIsolated(r.roles(), r.ledger())).isTrue();
             assertThat(OalChecks.testUsesOutsideEvaluation(r.ledger())).isZero();
         });
@@ -288,8 +287,8 @@ class OalContracts {
     @Test
     void tinyProtocolRunsMatchTheLoraBudget() {
         qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed + 7, 5), TinyOal.text(seed, 32 * 30),
-                    TinyOal.text(~seed, 32 * 5));
+            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed + 7, 5), TinyOal.blocks(seed, 32 * 30),
+                    TinyOal.blocks(~seed, 32 * 5));
             assertThat(OalChecks.matchedBudget(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS,
                     OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
         });
@@ -327,7 +326,7 @@ class OalContracts {
     void convertedLayerIsCalibratedOal(SeedRun run) {
         OalRun r = protocol(run);
         DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(r.adaptation().adapted().converted(),
-                new ByteBlocks(validation(run), OalProtocol.SEQUENCE_LENGTH), r.roles().validation(), r.conversion().groups(),
+                setting(run).validation(), r.roles().validation(), r.conversion().groups(),
                 Grouping.GROUPS, r.conversion().oalFactors());
         run.metric("converted_layer_max_error", e.maxError()).metric("converted_layer_bound_ratio", e.boundRatio());
         assertThat(e.holds()).as("%s", e).isTrue();

@@ -18,7 +18,7 @@ import org.mechspec.spec.ManifestLoader;
 @Tag("oal")
 class OalFixtureHashesTest {
 
-    private static final Manifest OAL = ManifestLoader.forPaper("oal");
+    private static final Manifest OAL = ManifestLoader.base("oal");
 
     /** The OAL manifest with its checkpoint node edited by {@code edit}. */
     private static Manifest withCheckpoint(Consumer<ObjectNode> edit) {

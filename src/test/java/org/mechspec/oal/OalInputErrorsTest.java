@@ -25,8 +25,8 @@ class OalInputErrorsTest {
     @Test
     void checkpointWithoutTheConvertedLayerIsRejected() {
         Qwen2Model fourLayers = TinyOal.model(1, 4);
-        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, fourLayers, TinyOal.text(1, 32 * 30),
-                TinyOal.text(2, 32 * 5)))
+        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, fourLayers, TinyOal.blocks(1, 32 * 30),
+                TinyOal.blocks(2, 32 * 5)))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("4 decoder layers").hasMessageContaining("converts layer 4");
     }
@@ -56,8 +56,15 @@ class OalInputErrorsTest {
         // Through the protocol: hidden 8 over 4 heads gives head dimension 2.
         Qwen2Model tiny = Qwen2Model.initialized(new Qwen2Config(256, 8, 16, 5, 4, 2, 64, 10000.0, 1e-6, true),
                 Precision.FP32, new Rng(2), 0.2);
-        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, tiny, TinyOal.text(1, 32 * 30), TinyOal.text(2, 32 * 5)))
+        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, tiny, TinyOal.blocks(1, 32 * 30), TinyOal.blocks(2, 32 * 5)))
                 .hasMessageContaining("head dimension 2 cannot be split");
+    }
+
+    @Test
+    void blocksOfAnotherLengthAreRejected() {
+        org.mechspec.data.TokenBlocks shortBlocks = org.mechspec.data.TokenBlocks.ofBytes(TinyOal.text(1, 31 * 30), 31);
+        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), shortBlocks, TinyOal.blocks(2, 32 * 5)))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("blocks of 32 tokens, got blocks of 31");
     }
 
     @Test
@@ -82,7 +89,7 @@ class OalInputErrorsTest {
     void nonFiniteWeightsStopTheProtocolWithANamedLayer() {
         Qwen2Model m = TinyOal.model(4, 5);
         m.parameter("model.layers.2.self_attn.v_proj.weight").value().set(0, Double.NaN);
-        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, m, TinyOal.text(1, 32 * 30), TinyOal.text(2, 32 * 5)))
+        assertThatThrownBy(() -> OalProtocol.run(42, CpuBackend.INSTANCE, m, TinyOal.blocks(1, 32 * 30), TinyOal.blocks(2, 32 * 5)))
                 .hasMessageContaining("non-finite");
     }
 

@@ -413,6 +413,6 @@ class OalMutantsTest {
     }
 
     private static OalRun tinyRun() {
-        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), TinyOal.text(1, 32 * 30), TinyOal.text(2, 32 * 5));
+        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), TinyOal.blocks(1, 32 * 30), TinyOal.blocks(2, 32 * 5));
     }
 }

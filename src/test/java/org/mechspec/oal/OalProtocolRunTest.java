@@ -8,7 +8,7 @@ import java.util.stream.DoubleStream;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Batch;
 import org.mechspec.oal.BlockLedger.Phase;
 import org.mechspec.oal.BlockLedger.Split;
@@ -24,7 +24,8 @@ class OalProtocolRunTest {
 
     /** One protocol run of seed 42, about 4 s; each test makes its own (PIT credits a @BeforeAll run to one test only). */
     private static OalRun tinyRun() {
-        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), VALIDATION, TEST);
+        return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5),
+                TokenBlocks.ofBytes(VALIDATION, OalProtocol.SEQUENCE_LENGTH), TokenBlocks.ofBytes(TEST, OalProtocol.SEQUENCE_LENGTH));
     }
 
     /**
@@ -57,7 +58,7 @@ class OalProtocolRunTest {
         long start = System.nanoTime();
         OalRun run = tinyRun();
         double wallSeconds = (System.nanoTime() - start) / 1e9;
-        Batch test = Batch.nextToken(new ByteBlocks(TEST, OalProtocol.SEQUENCE_LENGTH).blocks(run.roles().test()),
+        Batch test = Batch.nextToken(TokenBlocks.ofBytes(TEST, OalProtocol.SEQUENCE_LENGTH).blocks(run.roles().test()),
                 OalProtocol.SEQUENCE_LENGTH);
         double[] softmax = run.adaptation().adapted().softmax().forward(test).tokenNll();
         double[] converted = run.adaptation().adapted().converted().forward(test).tokenNll();

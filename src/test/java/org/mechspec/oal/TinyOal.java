@@ -1,7 +1,7 @@
 package org.mechspec.oal;
 
 import org.mechspec.compute.Rng;
-import org.mechspec.data.ByteBlocks;
+import org.mechspec.data.TokenBlocks;
 import org.mechspec.model.Batch;
 import org.mechspec.model.HeadLayout;
 import org.mechspec.model.Precision;
@@ -25,6 +25,11 @@ final class TinyOal {
     }
 
     /** Printable ASCII with spaces, {@code bytes} long. */
+    /** Byte blocks of the protocol's length over {@link #text}. */
+    static TokenBlocks blocks(long seed, int bytes) {
+        return TokenBlocks.ofBytes(text(seed, bytes), OalProtocol.SEQUENCE_LENGTH);
+    }
+
     static byte[] text(long seed, int bytes) {
         Rng rng = new Rng(seed);
         byte[] out = new byte[bytes];
@@ -122,12 +127,12 @@ final class TinyOal {
      * A matched LoRA adaptation of a tiny 5-layer model whose layer {@value OalProtocol#LAYER} is converted with random
      * groups and factors: 10 text blocks, blocks 2..9 adapt (the protocol's 8), blocks 0 and 1 are left for checks.
      */
-    record Adaptation(MatchedLora.Adapted adapted, ByteBlocks blocks, int[] groups, double[][] factors) {
+    record Adaptation(MatchedLora.Adapted adapted, TokenBlocks blocks, int[] groups, double[][] factors) {
         static Adaptation of(long seed) {
             Rng rng = new Rng(seed);
             int[] groups = TinyOal.groups(rng, 2, 16);
             double[][] l = TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3);
-            ByteBlocks blocks = new ByteBlocks(text(seed, 32 * 10), OalProtocol.SEQUENCE_LENGTH);
+            TokenBlocks blocks = TokenBlocks.ofBytes(text(seed, 32 * 10), OalProtocol.SEQUENCE_LENGTH);
             Batch batch = Batch.nextToken(blocks.blocks(new int[] {2, 3, 4, 5, 6, 7, 8, 9}), OalProtocol.SEQUENCE_LENGTH);
             ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE, groups,
                     Grouping.GROUPS, l);
@@ -145,7 +150,7 @@ final class TinyOal {
 
     /** Two next-token blocks of the protocol's length, from synthetic text. */
     static Batch twoBlockBatch() {
-        ByteBlocks blocks = new ByteBlocks(text(3, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
+        TokenBlocks blocks = TokenBlocks.ofBytes(text(3, 32 * 2), OalProtocol.SEQUENCE_LENGTH);
         return Batch.nextToken(blocks.blocks(new int[] {0, 1}), OalProtocol.SEQUENCE_LENGTH);
     }
 }

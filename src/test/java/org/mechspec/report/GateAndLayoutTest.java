@@ -57,6 +57,33 @@ class GateAndLayoutTest {
     }
 
     @Test
+    void runsOnDifferentCheckpointsAreNeverComparedAndKeepTheirOwnReferences() throws Exception {
+        PaperRun fixture = run(1e-15, 100, true);
+        PaperRun onCheckpoint = run(1e-15, 100, true);
+        onCheckpoint.checkpoint.put("id", "Qwen/Qwen2.5-0.5B").put("revision", "r").putObject("files_sha256").put("config.json", "ab");
+        PaperRun otherFiles = PaperRun.fromJson(onCheckpoint.toJson());
+        ((ObjectNode) otherFiles.checkpoint.get("files_sha256")).put("config.json", "cd");
+        // Identical figures, yet a different checkpoint is one finding and nothing else is compared.
+        assertThat(ArtifactDiff.compare(MANIFEST, onCheckpoint, fixture)).singleElement().asString()
+                .startsWith("mechspec.checkpoint:").contains("the paper's own fixture");
+        assertThat(ArtifactDiff.compare(MANIFEST, otherFiles, onCheckpoint)).singleElement().asString().startsWith("mechspec.checkpoint:");
+        assertThat(ArtifactDiff.compare(MANIFEST, PaperRun.fromJson(onCheckpoint.toJson()), onCheckpoint)).isEmpty();
+        assertThat(fixture.referenceName()).isEqualTo("demo.cpu.json");
+        assertThat(onCheckpoint.referenceName()).matches("checkpoints/qwen-qwen2\\.5-0\\.5b-[0-9a-f]{12}/demo\\.cpu\\.json");
+        assertThat(otherFiles.referenceName()).isNotEqualTo(onCheckpoint.referenceName());
+    }
+
+    @Test
+    void aRunRecordingTwoCheckpointsIsRefused() {
+        PaperRun r = new PaperRun("demo", "cpu");
+        ObjectNode entry = JSON.createObjectNode().put("seed", 42).put("check", "c");
+        entry.putObject("checkpoint").put("id", "a");
+        r.add(entry, true);
+        entry.putObject("checkpoint").put("id", "b");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> r.add(entry, true)).hasMessageContaining("two checkpoints");
+    }
+
+    @Test
     void gpuValidatedOnlyForACudaRunWhoseChecksAllPassed() {
         Manifest m = ManifestLoader.parse("demo.json", """
                 {"paper": "demo", "title": "t", "seeds": [42, 43], "dataset": {}, "protocol": {}, "claim_policy": {},

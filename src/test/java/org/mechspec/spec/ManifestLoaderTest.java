@@ -62,6 +62,31 @@ class ManifestLoaderTest {
     }
 
     @Test
+    void aCheckpointProtocolReplacesItsFieldsMergingObjectsAndLeavesTheChecks() {
+        Manifest m = ManifestLoader.parse("demo.json", VALID.replace("\"protocol\": {}", "\"protocol\": {\"id\": \"a\", \"steps\": 3},"
+                + " \"checkpoint_protocol\": {\"protocol\": {\"id\": \"b\"}, \"limitations\": [\"x\"],"
+                + " \"artifact\": {\"gone\": null, \"new\": 1}}").replace("\"artifact\": {}}", "\"artifact\": {\"gone\": 2}}"));
+        Manifest c = ManifestLoader.forCheckpoint(m);
+        assertThat(c.root().path("protocol").path("id").asText()).isEqualTo("b");
+        assertThat(c.root().path("protocol").path("steps").asInt()).isEqualTo(3);
+        assertThat(c.root().path("limitations").toString()).isEqualTo("[\"x\"]");
+        assertThat(c.artifact().has("gone")).isFalse();
+        assertThat(c.artifact().path("new").asInt()).isEqualTo(1);
+        assertThat(c.checks()).isEqualTo(m.checks());
+        assertThat(c.root().has("checkpoint_protocol")).isFalse();
+        assertThat(m.root().path("protocol").path("id").asText()).as("the manifest itself is unchanged").isEqualTo("a");
+        assertThat(ManifestLoader.forCheckpoint(ManifestLoader.parse("demo.json", VALID)).root())
+                .isEqualTo(ManifestLoader.parse("demo.json", VALID).root());
+    }
+
+    @Test
+    void aCheckpointProtocolMayNotReplaceChecksOrMetrics() {
+        assertThatThrownBy(() -> ManifestLoader.parse("contracts/demo.json", VALID.replace("\"protocol\": {}",
+                "\"protocol\": {}, \"checkpoint_protocol\": {\"checks\": []}")))
+                .hasMessageContaining("contracts/demo.json").hasMessageContaining("'checkpoint_protocol.checks'");
+    }
+
+    @Test
     void everyCommittedManifestLoads() {
         assertThat(ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")))).isNotEmpty();
     }

@@ -27,6 +27,7 @@ public final class SeedRun {
     private final Map<String, Object> metrics = new LinkedHashMap<>();
     private final Map<String, Object> runtime = new LinkedHashMap<>();
     private final Map<String, String> datasets = new LinkedHashMap<>();
+    private ObjectNode checkpoint;
     private final ExtensionContext.Store launch;
 
     /**
@@ -123,6 +124,16 @@ public final class SeedRun {
         return this;
     }
 
+    /**
+     * The checkpoint folder this run read, when it is not the paper's own fixture ({@code -Dmechspec.checkpoint}):
+     * its id, revision and the SHA-256 of every file read. The artifact names it, and drift compares within it only.
+     */
+    public SeedRun checkpoint(String id, String revision, Map<String, String> filesSha256) {
+        checkpoint = JSON.createObjectNode().put("id", id).put("revision", revision);
+        checkpoint.set("files_sha256", JSON.valueToTree(new java.util.TreeMap<>(filesSha256)));
+        return this;
+    }
+
     public Map<String, Object> metrics() {
         return Collections.unmodifiableMap(metrics);
     }
@@ -149,6 +160,9 @@ public final class SeedRun {
         n.set("metrics", JSON.valueToTree(metrics));
         n.set("runtime", JSON.valueToTree(runtime));
         n.set("datasets", JSON.valueToTree(datasets));
+        if (checkpoint != null) {
+            n.set("checkpoint", checkpoint);
+        }
         return n.toString();
     }
 

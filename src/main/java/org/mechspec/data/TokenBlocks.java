@@ -3,25 +3,30 @@ package org.mechspec.data;
 import org.mechspec.compute.Rng;
 
 /**
- * A byte sequence cut into consecutive, non-overlapping blocks of a fixed length (the tail shorter than a block
- * is dropped). Block i covers bytes [i·length, (i+1)·length). Orders over blocks come from the pinned RNG.
+ * A token sequence cut into consecutive, non-overlapping blocks of a fixed length (the tail shorter than a block
+ * is dropped). Block i covers tokens [i·length, (i+1)·length). Orders over blocks come from the pinned RNG.
  */
-public final class ByteBlocks {
-    private final byte[] bytes;
+public final class TokenBlocks {
+    private final int[] tokens;
     private final int blockLength;
     private final int count;
 
-    public ByteBlocks(byte[] bytes, int blockLength) {
+    public TokenBlocks(int[] tokens, int blockLength) {
         if (blockLength < 2) {
             throw new IllegalArgumentException("block length must be at least 2 (one input, one target), got "
                     + blockLength);
         }
-        if (bytes.length < blockLength) {
-            throw new IllegalArgumentException(bytes.length + " bytes hold no block of " + blockLength);
+        if (tokens.length < blockLength) {
+            throw new IllegalArgumentException(tokens.length + " tokens hold no block of " + blockLength);
         }
-        this.bytes = bytes;
+        this.tokens = tokens;
         this.blockLength = blockLength;
-        this.count = bytes.length / blockLength;
+        this.count = tokens.length / blockLength;
+    }
+
+    /** Byte-level blocks: every byte is one token ({@link ByteTokenizer}). */
+    public static TokenBlocks ofBytes(byte[] bytes, int blockLength) {
+        return new TokenBlocks(ByteTokenizer.encode(bytes), blockLength);
     }
 
     public int count() {
@@ -37,7 +42,9 @@ public final class ByteBlocks {
         if (i < 0 || i >= count) {
             throw new IndexOutOfBoundsException("block " + i + " of " + count);
         }
-        return ByteTokenizer.encode(bytes, i * blockLength, blockLength);
+        int[] out = new int[blockLength];
+        System.arraycopy(tokens, i * blockLength, out, 0, blockLength);
+        return out;
     }
 
     /** The tokens of the given blocks, concatenated in the given order ([blocks.length, blockLength]). */

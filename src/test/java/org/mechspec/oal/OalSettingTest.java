@@ -1,0 +1,89 @@
+package org.mechspec.oal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mechspec.data.DataFiles.DataIntegrityException;
+import org.mechspec.data.WikiText2;
+import org.mechspec.model.CheckpointHashes;
+import org.mechspec.model.RandomQwenCheckpoint;
+import org.mechspec.spec.Manifest;
+import org.mechspec.spec.ManifestLoader;
+import org.mechspec.tokenize.BpeTokenizer;
+
+/**
+ * The checkpoint setting of OAL ({@code -Dmechspec.checkpoint}): a folder with Qwen2.5-0.5B's config.json must hold
+ * every file seed 004 pins, with its hash, before anything loads; any other folder runs unpinned, recording what it
+ * read; the blocks are Qwen BPE tokens of the splits.
+ */
+@Tag("oal")
+class OalSettingTest {
+    private static final Manifest BPE = ManifestLoader.forCheckpoint(ManifestLoader.base("oal"));
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void theBpeProtocolPinsSeed004sCheckpointFiles() {
+        assertThat(OalFixture.pinnedHashes(BPE)).containsKeys("config.json", "model.safetensors", "tokenizer.json")
+                .containsEntry("model.safetensors", "88c142557820ccad55bb59756bfcfcf891de9cc6202816bd346445188a0ed342");
+        assertThat(BPE.root().path("checkpoint").path("id").asText()).isEqualTo("Qwen/Qwen2.5-0.5B");
+        assertThat(BPE.checks()).isEqualTo(ManifestLoader.base("oal").checks());
+    }
+
+    @Test
+    void aFolderWithQwensConfigButAnotherFileIsRefusedNamingTheFileBeforeLoading() throws IOException {
+        writeRealConfig(dir);
+        for (String name : OalFixture.pinnedHashes(BPE).keySet()) {
+            if (!name.equals("config.json")) {
+                Files.writeString(dir.resolve(name), "not " + name);
+            }
+        }
+        assertThatThrownBy(() -> OalSetting.checkpoint(dir, BPE)).isInstanceOf(DataIntegrityException.class)
+                .hasMessageContaining(dir.resolve("generation_config.json").toString()).hasMessageContaining("expected 8c970692");
+        Files.delete(dir.resolve("merges.txt"));
+        assertThatThrownBy(() -> OalSetting.checkpoint(dir, BPE)).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Qwen/Qwen2.5-0.5B's config.json").hasMessageContaining("merges.txt is absent");
+    }
+
+    @Test
+    void aFolderWithoutConfigIsNotACheckpoint() {
+        assertThatThrownBy(() -> OalSetting.checkpoint(dir, BPE)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a checkpoint folder");
+    }
+
+    @Test
+    void anyOtherFolderRunsUnpinnedOnQwenBpeBlocksOfTheSplits() throws IOException {
+        Path folder = RandomQwenCheckpoint.write(dir.resolve("generated"), RandomQwenCheckpoint.OAL_PROTOCOL, 9);
+        OalSetting s = OalSetting.checkpoint(folder, BPE);
+        assertThat(s.checkpoint().id()).isEqualTo("unpinned");
+        assertThat(s.checkpoint().filesSha256()).isEqualTo(CheckpointHashes.ofLoadedFiles(folder))
+                .containsOnlyKeys("config.json", "model.safetensors");
+        assertThat(s.datasets()).containsEntry(BpeTokenizer.QWEN_FILE, BpeTokenizer.QWEN_SHA256)
+                .containsEntry(WikiText2.TEST.relativePath(), WikiText2.TEST.sha256());
+        assertThat(s.model().config().headDim()).isEqualTo(64);
+        try (BpeTokenizer tokenizer = BpeTokenizer.qwen()) {
+            int[] ids = tokenizer.encodeIds(new String(WikiText2.TEST.bytes(), java.nio.charset.StandardCharsets.UTF_8));
+            assertThat(s.test().count()).isEqualTo(ids.length / OalProtocol.SEQUENCE_LENGTH);
+            assertThat(s.test().block(7)).isEqualTo(java.util.Arrays.copyOfRange(ids, 7 * 32, 8 * 32));
+        }
+        // BPE blocks are fewer than byte blocks: about four bytes per token.
+        assertThat(s.validation().count()).isLessThan(WikiText2.VALIDATION.bytes().length / 32 / 3);
+    }
+
+    private static void writeRealConfig(Path dir) throws IOException {
+        try (InputStream in = RandomQwenCheckpoint.class.getResourceAsStream("qwen2.5-0.5b/config.json")) {
+            Files.write(dir.resolve("config.json"), in.readAllBytes());
+        }
+        assertThat(CheckpointHashes.of(dir, java.util.List.of("config.json")))
+                .isEqualTo(Map.of("config.json", OalFixture.pinnedHashes(BPE).get("config.json")));
+    }
+}
