@@ -34,7 +34,7 @@ final class Linear {
                 }
             }
         }
-        Matmul.accumulate(y, x, Matmul.transpose(weight.value(), out, in), rows, in, out);
+        Matmul.accumulateTransposed(y, x, weight.value(), rows, in, out);
         if (lora == null || lora.merged()) {
             if (lora != null && masks != null) {
                 throw new IllegalStateException(name + ": a merged LoRA adapter cannot be trained; unmerge first");

@@ -4,7 +4,8 @@ package org.mechspec.model;
  * Dense products for the model. One form only, C[m,n] += A[m,k]·B[k,n] with all three row-major, in i-k-j
  * order: the inner loop runs along contiguous rows of B and C (no strided access; the fp32 kernel is shaped so
  * that C2 vectorizes it). Callers that
- * need a transposed operand transpose it first ({@link #transpose}), which costs one pass over it.
+ * need a transposed operand transpose it first ({@link #transpose}), which costs one pass over it, except for a
+ * weight held as [out, in] ({@link #accumulateTransposed}: a 151936×896 head would need a 544 MB copy per call).
  * Each C element is summed over k in increasing order, so results do not depend on the thread count.
  */
 public final class Matmul {
@@ -18,7 +19,7 @@ public final class Matmul {
                     + " k=" + k + " n=" + n);
         }
         if (c instanceof Tensor.F32 cf && a instanceof Tensor.F32 af && b instanceof Tensor.F32 bf) {
-            Parallel.rows(m, 2L * m * k * n, (start, end) -> accumulate(cf.data, af.data, bf.data, k, n, start, end));
+            Parallel.rows(m, 2L * m * k * n, (start, end) -> accumulate(cf.data, af.data, bf.data, false, k, n, start, end));
         } else if (c instanceof Tensor.F64 cd && a instanceof Tensor.F64 ad && b instanceof Tensor.F64 bd) {
             Parallel.rows(m, 2L * m * k * n, (start, end) -> accumulate(cd.data, ad.data, bd.data, k, n, start, end));
         } else {
@@ -26,11 +27,28 @@ public final class Matmul {
         }
     }
 
+    /**
+     * c[m,n] += a[m,k]·bᵀ where {@code bT} is [n,k] row-major (a Linear's weight, [out, in]): the same sums in the
+     * same order as {@code accumulate(c, a, transpose(bT, n, k), m, k, n)}, so bit for bit the same result, but the
+     * fp32 kernel gathers each column tile of bᵀ into its tile rows instead of allocating the transposed copy.
+     */
+    public static void accumulateTransposed(Tensor c, Tensor a, Tensor bT, int m, int k, int n) {
+        if (c instanceof Tensor.F32 cf && a instanceof Tensor.F32 af && bT instanceof Tensor.F32 bf) {
+            if (a.size() != m * k || bT.size() != k * n || c.size() != m * n) {
+                throw new IllegalArgumentException("matmul sizes: a " + a + ", bT " + bT + ", c " + c + " for m=" + m
+                        + " k=" + k + " n=" + n);
+            }
+            Parallel.rows(m, 2L * m * k * n, (start, end) -> accumulate(cf.data, af.data, bf.data, true, k, n, start, end));
+        } else {
+            accumulate(c, a, transpose(bT, n, k), m, k, n);
+        }
+    }
+
     /** Columns of c (and b) per tile: two tile rows of c, 4 KiB, stay in L1 while k runs over them. */
     static final int TILE = 512;
 
     /**
-     * Rows [start, end) of c += a·b, fp32, shaped so that JDK 17's C2 auto-vectorizes the inner loops (SuperWord).
+     * Rows [start, end) of c += a·b (a·bᵀ when {@code bTransposed}, b then being [n,k]), fp32, shaped so that JDK 17's C2 auto-vectorizes the inner loops (SuperWord).
      * SuperWord packs loads and stores only when it can show they do not overlap, and it compares two array
      * accesses only if their loop-invariant offsets are the same: {@code c[cRow + j]} against {@code b[bRow + j]}
      * is "not comparable", so a loop over the flat arrays stays scalar. Here the inner loops touch only
@@ -45,7 +63,7 @@ public final class Matmul {
      * roundings; tiles and row ranges only change which elements are worked on when, so no element's result
      * depends on the tiling or the thread count.
      */
-    static void accumulate(float[] c, float[] a, float[] b, int k, int n, int start, int end) {
+    static void accumulate(float[] c, float[] a, float[] b, boolean bTransposed, int k, int n, int start, int end) {
         if (start >= end || n == 0) {
             return;
         }
@@ -55,8 +73,17 @@ public final class Matmul {
         float[] acc1 = new float[width];
         for (int j0 = 0; j0 < n; j0 += TILE) {
             int w = Math.min(n - j0, TILE);
-            for (int p = 0; p < k; p++) {
-                System.arraycopy(b, p * n + j0, tile[p], 0, w);
+            if (bTransposed) { // b is [n,k]: tile[p][j] = b[j0 + j, p], read along b's rows
+                for (int j = 0; j < w; j++) {
+                    int row = (j0 + j) * k;
+                    for (int p = 0; p < k; p++) {
+                        tile[p][j] = b[row + p];
+                    }
+                }
+            } else {
+                for (int p = 0; p < k; p++) {
+                    System.arraycopy(b, p * n + j0, tile[p], 0, w);
+                }
             }
             int i = start;
             for (; i + 1 < end; i += 2) {

@@ -9,6 +9,7 @@ public final class Parameter {
     private final String name;
     private Tensor value;
     private Tensor grad;
+    private boolean trainable;
     /** Another model's parameter may hold {@link #value} too: copy it before anything may write into it. */
     private boolean sharesValue;
 
@@ -27,32 +28,37 @@ public final class Parameter {
         return value;
     }
 
-    /** The gradient accumulated by backward passes, or null while frozen. */
-    public Tensor grad() {
+    /**
+     * The gradient accumulated by backward passes, or null while frozen. It is allocated (zero) when first asked
+     * for, so a model that is loaded trainable and frozen before any backward (a 2 GB checkpoint) never holds one.
+     */
+    public synchronized Tensor grad() {
+        if (trainable && grad == null) {
+            grad = Tensor.zeros(value.precision(), value.shape());
+        }
         return grad;
     }
 
     public boolean trainable() {
-        return grad != null;
+        return trainable;
     }
 
     /**
      * Freezing drops the gradient; unfreezing starts from a zero gradient, and first gives a shared tensor a
      * private copy, so training this parameter never changes the model it was shared with.
      */
-    public void setTrainable(boolean trainable) {
-        if (trainable && grad == null) {
-            if (sharesValue) {
-                value = value.copy();
-                sharesValue = false;
-            }
-            grad = Tensor.zeros(value.precision(), value.shape());
-        } else if (!trainable) {
+    public synchronized void setTrainable(boolean trainable) {
+        if (trainable && !this.trainable && sharesValue) {
+            value = value.copy();
+            sharesValue = false;
+        }
+        if (!trainable) {
             grad = null;
         }
+        this.trainable = trainable;
     }
 
-    public void zeroGrad() {
+    public synchronized void zeroGrad() {
         if (grad != null) {
             grad.fill(0.0);
         }
@@ -60,10 +66,8 @@ public final class Parameter {
 
     /** A deep copy: its own tensor, and the gradient copied while trainable. */
     Parameter copy() {
-        Parameter p = new Parameter(name, value.copy(), false);
-        if (grad != null) {
-            p.grad = grad.copy();
-        }
+        Parameter p = new Parameter(name, value.copy(), trainable);
+        p.grad = grad == null ? null : grad.copy();
         return p;
     }
 

@@ -57,14 +57,14 @@ class MatmulOrderTest {
         String shape = m + "x" + k + "x" + n + (accumulate ? " into non-zero c" : "");
 
         float[] whole = c.clone();
-        Matmul.accumulate(whole, a, b, k, n, 0, m);
+        Matmul.accumulate(whole, a, b, false, k, n, 0, m);
         assertBitIdentical(expected, whole, shape);
 
         // Row ranges, as Parallel hands them to threads, give the same bits.
         float[] split = c.clone();
         int mid = m / 3;
-        Matmul.accumulate(split, a, b, k, n, 0, mid);
-        Matmul.accumulate(split, a, b, k, n, mid, m);
+        Matmul.accumulate(split, a, b, false, k, n, 0, mid);
+        Matmul.accumulate(split, a, b, false, k, n, mid, m);
         assertBitIdentical(expected, split, shape + " in two row ranges");
 
         // And through the public entry point.
@@ -76,6 +76,30 @@ class MatmulOrderTest {
         System.arraycopy(b, 0, bt.data, 0, b.length);
         Matmul.accumulate(ct, at, bt, m, k, n);
         assertBitIdentical(expected, ct.data, shape + " via Tensor");
+
+        // b held as [n,k] (a Linear's weight): the kernel gathers its tiles, and the bits are the definition's.
+        float[] bT = transpose(b, k, n);
+        float[] gathered = c.clone();
+        Matmul.accumulate(gathered, a, bT, true, k, n, 0, mid);
+        Matmul.accumulate(gathered, a, bT, true, k, n, mid, m);
+        assertBitIdentical(expected, gathered, shape + " with b given as [n,k]");
+        Tensor.F32 ct2 = (Tensor.F32) Tensor.zeros(Precision.FP32, m, n);
+        System.arraycopy(c, 0, ct2.data, 0, c.length);
+        Tensor.F32 bTt = (Tensor.F32) Tensor.zeros(Precision.FP32, n, k);
+        System.arraycopy(bT, 0, bTt.data, 0, bT.length);
+        Matmul.accumulateTransposed(ct2, at, bTt, m, k, n);
+        assertBitIdentical(expected, ct2.data, shape + " via accumulateTransposed");
+    }
+
+    /** The [n,k] row-major copy of a [k,n] row-major matrix. */
+    private static float[] transpose(float[] b, int k, int n) {
+        float[] t = new float[b.length];
+        for (int p = 0; p < k; p++) {
+            for (int j = 0; j < n; j++) {
+                t[j * k + p] = b[p * n + j];
+            }
+        }
+        return t;
     }
 
     @Test
@@ -118,7 +142,7 @@ class MatmulOrderTest {
     @Test
     void emptyDimensionsLeaveCUnchanged() {
         float[] c = {1f, 2f, 3f, 4f};
-        Matmul.accumulate(c, new float[0], new float[0], 0, 2, 0, 2);
+        Matmul.accumulate(c, new float[0], new float[0], false, 0, 2, 0, 2);
         assertThat(c).containsExactly(1f, 2f, 3f, 4f);
     }
 
@@ -136,7 +160,10 @@ class MatmulOrderTest {
         float[] c = random(random, m * n, 1f);
         c[2 * n + 7] = Float.NaN;
         float[] expected = reference(c, a, b, m, k, n);
-        Matmul.accumulate(c, a, b, k, n, 0, m);
+        float[] transposedFrom = c.clone();
+        Matmul.accumulate(c, a, b, false, k, n, 0, m);
         assertBitIdentical(expected, c, "non-finite values");
+        Matmul.accumulate(transposedFrom, a, transpose(b, k, n), true, k, n, 0, m);
+        assertBitIdentical(expected, transposedFrom, "non-finite values, b given as [n,k]");
     }
 }

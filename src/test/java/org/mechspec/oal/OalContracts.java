@@ -54,9 +54,9 @@ class OalContracts {
         return r;
     }
 
-    /** The model and the blocks, loaded, verified and tokenized once per launch. */
+    /** The model and the blocks, loaded, verified and tokenized once per launch for every seed and backend. */
     private static OalSetting setting(SeedRun run) {
-        return run.shared("setting", OalSetting.class, () -> OalSetting.selected(run.manifest()));
+        return run.sharedBySeeds("setting", OalSetting.class, () -> OalSetting.selected(run.manifest()));
     }
 
     private static double fp64Threshold(SeedRun run) {

@@ -55,6 +55,17 @@ public final class SeedRun {
         return launch.getOrComputeIfAbsent(key, k -> compute.get(), type);
     }
 
+    /**
+     * The value named {@code name} for this paper, computed at most once per launch and shared by every seed and
+     * backend (a model loaded from a checkpoint folder: 2 GB for Qwen2.5-0.5B, so never once per seed).
+     */
+    public <T> T sharedBySeeds(String name, Class<T> type, Supplier<T> compute) {
+        if (launch == null) {
+            return compute.get();
+        }
+        return launch.getOrComputeIfAbsent(manifest.paper() + "/" + name, k -> compute.get(), type);
+    }
+
     public long seed() {
         return seed;
     }

@@ -12,11 +12,13 @@ import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 
 /**
- * {@link SeedRun#shared} computes once per launch for all checks of a seed, and afresh in the next launch: a
+ * {@link SeedRun#shared} computes once per launch for all checks of a seed ({@link SeedRun#sharedBySeeds}: once for
+ * all seeds), and afresh in the next launch: a
  * mutation tester that relaunches the contracts against a mutated class therefore sees the mutant's result.
  */
 class SharedPerLaunchTest {
     static final AtomicInteger COMPUTED = new AtomicInteger();
+    static final AtomicInteger COMPUTED_BY_SEEDS = new AtomicInteger();
 
     @Test
     void oneComputationPerSeedAndLaunch() {
@@ -24,10 +26,13 @@ class SharedPerLaunchTest {
         String savedBackend = System.setProperty("mechspec.backend", "cpu");
         try {
             COMPUTED.set(0);
+            COMPUTED_BY_SEEDS.set(0);
             assertThat(launch()).as("passed invocations").isEqualTo(4);
             assertThat(COMPUTED).as("two checks, two seeds, one launch").hasValue(2);
+            assertThat(COMPUTED_BY_SEEDS).as("sharedBySeeds: once for both seeds").hasValue(1);
             assertThat(launch()).isEqualTo(4);
             assertThat(COMPUTED).as("the second launch computes again").hasValue(4);
+            assertThat(COMPUTED_BY_SEEDS).hasValue(2);
         } finally {
             restore("mechspec.seeds", savedSeeds);
             restore("mechspec.backend", savedBackend);
@@ -68,12 +73,14 @@ class SharedPerLaunchTest {
         @Seeded
         void first(SeedRun run) {
             run.shared("work", Integer.class, COMPUTED::incrementAndGet);
+            run.sharedBySeeds("model", Integer.class, COMPUTED_BY_SEEDS::incrementAndGet);
         }
 
         @Contract(paper = "kernels", check = CHECK)
         @Seeded
         void second(SeedRun run) {
             run.shared("work", Integer.class, COMPUTED::incrementAndGet);
+            run.sharedBySeeds("model", Integer.class, COMPUTED_BY_SEEDS::incrementAndGet);
         }
     }
 }
