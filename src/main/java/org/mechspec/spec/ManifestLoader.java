@@ -52,8 +52,9 @@ public final class ManifestLoader {
     }
 
     /**
-     * The manifest with its {@code checkpoint_protocol} applied: objects merge key by key (recursively), a null removes
-     * the field, anything else replaces it. A manifest without one is returned as it is (its paper reads no checkpoint).
+     * The manifest with its {@code checkpoint_protocol} applied: objects merge key by key (recursively), except those
+     * at a {@code free_keys} path (their keys are data: a checkpoint's files), a null removes the field, anything
+     * else replaces it. A manifest without one is returned as it is (its paper reads no checkpoint).
      */
     public static Manifest forCheckpoint(Manifest m) {
         JsonNode overlay = m.root().path("checkpoint_protocol");
@@ -62,17 +63,19 @@ public final class ManifestLoader {
         }
         com.fasterxml.jackson.databind.node.ObjectNode root = m.root().deepCopy();
         root.remove("checkpoint_protocol");
-        overlay(root, overlay);
+        overlay(root, overlay, "", m.freeKeys());
         return parse(m.file() + " (checkpoint_protocol)", root.toString());
     }
 
-    private static void overlay(com.fasterxml.jackson.databind.node.ObjectNode into, JsonNode from) {
+    private static void overlay(com.fasterxml.jackson.databind.node.ObjectNode into, JsonNode from, String at,
+                                List<String> freeKeys) {
         from.fields().forEachRemaining(e -> {
             JsonNode mine = into.get(e.getKey());
+            String path = at.isEmpty() ? e.getKey() : at + "." + e.getKey();
             if (e.getValue().isNull()) {
                 into.remove(e.getKey());
-            } else if (e.getValue().isObject() && mine != null && mine.isObject()) {
-                overlay((com.fasterxml.jackson.databind.node.ObjectNode) mine, e.getValue());
+            } else if (e.getValue().isObject() && mine != null && mine.isObject() && !freeKeys.contains(path)) {
+                overlay((com.fasterxml.jackson.databind.node.ObjectNode) mine, e.getValue(), path, freeKeys);
             } else {
                 into.set(e.getKey(), e.getValue().deepCopy());
             }

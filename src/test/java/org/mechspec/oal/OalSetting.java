@@ -62,8 +62,9 @@ record OalSetting(Qwen2Model model, TokenBlocks validation, TokenBlocks test, Ch
         if (isPinned) {
             try {
                 CheckpointHashes.require(dir, pinned);
-            } catch (DataFiles.MissingDataException e) { // asked for by name: a failure, not a skip
-                throw new IllegalStateException(dir + " has " + id + "'s config.json, but " + e.getMessage(), e);
+            } catch (DataFiles.MissingDataException e) {
+                // Asked for by name: a failure, not a skip (no cause, as a MissingDataException cause would skip).
+                throw new IllegalStateException(dir + " has " + id + "'s config.json, but " + e.getMessage());
             }
         }
         Map<String, String> read = CheckpointHashes.ofLoadedFiles(dir);

@@ -33,7 +33,8 @@ class OalSettingTest {
 
     @Test
     void theBpeProtocolPinsSeed004sCheckpointFiles() {
-        assertThat(OalFixture.pinnedHashes(BPE)).containsKeys("config.json", "model.safetensors", "tokenizer.json")
+        assertThat(OalFixture.pinnedHashes(BPE)).as("seed 004's files, none of the fixture's").containsOnlyKeys("config.json",
+                "generation_config.json", "merges.txt", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.json")
                 .containsEntry("model.safetensors", "88c142557820ccad55bb59756bfcfcf891de9cc6202816bd346445188a0ed342");
         assertThat(BPE.root().path("checkpoint").path("id").asText()).isEqualTo("Qwen/Qwen2.5-0.5B");
         assertThat(BPE.checks()).isEqualTo(ManifestLoader.base("oal").checks());
@@ -51,7 +52,8 @@ class OalSettingTest {
                 .hasMessageContaining(dir.resolve("generation_config.json").toString()).hasMessageContaining("expected 8c970692");
         Files.delete(dir.resolve("merges.txt"));
         assertThatThrownBy(() -> OalSetting.checkpoint(dir, BPE)).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("Qwen/Qwen2.5-0.5B's config.json").hasMessageContaining("merges.txt is absent");
+                .hasMessageContaining("Qwen/Qwen2.5-0.5B's config.json").hasMessageContaining("merges.txt is absent")
+                .as("no MissingDataException cause, which would turn the failure into a skip").hasNoCause();
     }
 
     @Test

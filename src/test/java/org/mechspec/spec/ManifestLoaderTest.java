@@ -65,7 +65,10 @@ class ManifestLoaderTest {
     void aCheckpointProtocolReplacesItsFieldsMergingObjectsAndLeavesTheChecks() {
         Manifest m = ManifestLoader.parse("demo.json", VALID.replace("\"protocol\": {}", "\"protocol\": {\"id\": \"a\", \"steps\": 3},"
                 + " \"checkpoint_protocol\": {\"protocol\": {\"id\": \"b\"}, \"limitations\": [\"x\"],"
-                + " \"artifact\": {\"gone\": null, \"new\": 1}}").replace("\"artifact\": {}}", "\"artifact\": {\"gone\": 2}}"));
+                + " \"checkpoint\": {\"files\": {\"b.bin\": \"2\"}, \"id\": \"q\"},"
+                + " \"artifact\": {\"gone\": null, \"new\": 1}}").replace("\"artifact\": {}}",
+                "\"checkpoint\": {\"files\": {\"a.bin\": \"1\"}, \"id\": \"p\", \"path\": \"x\"},"
+                + " \"free_keys\": [\"checkpoint.files\"], \"artifact\": {\"gone\": 2}}"));
         Manifest c = ManifestLoader.forCheckpoint(m);
         assertThat(c.root().path("protocol").path("id").asText()).isEqualTo("b");
         assertThat(c.root().path("protocol").path("steps").asInt()).isEqualTo(3);
@@ -74,6 +77,8 @@ class ManifestLoaderTest {
         assertThat(c.artifact().path("new").asInt()).isEqualTo(1);
         assertThat(c.checks()).isEqualTo(m.checks());
         assertThat(c.root().has("checkpoint_protocol")).isFalse();
+        // A free key's object (its keys are file names) is replaced whole; the object above it merges.
+        assertThat(c.root().path("checkpoint").toString()).isEqualTo("{\"files\":{\"b.bin\":\"2\"},\"id\":\"q\",\"path\":\"x\"}");
         assertThat(m.root().path("protocol").path("id").asText()).as("the manifest itself is unchanged").isEqualTo("a");
         assertThat(ManifestLoader.forCheckpoint(ManifestLoader.parse("demo.json", VALID)).root())
                 .isEqualTo(ManifestLoader.parse("demo.json", VALID).root());
