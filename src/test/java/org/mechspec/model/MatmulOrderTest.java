@@ -68,13 +68,9 @@ class MatmulOrderTest {
         assertBitIdentical(expected, split, shape + " in two row ranges");
 
         // And through the public entry point.
-        Tensor.F32 ct = (Tensor.F32) Tensor.zeros(Precision.FP32, m, n);
-        System.arraycopy(c, 0, ct.data, 0, c.length);
-        Tensor.F32 at = (Tensor.F32) Tensor.zeros(Precision.FP32, m, k);
-        System.arraycopy(a, 0, at.data, 0, a.length);
-        Tensor.F32 bt = (Tensor.F32) Tensor.zeros(Precision.FP32, k, n);
-        System.arraycopy(b, 0, bt.data, 0, b.length);
-        Matmul.accumulate(ct, at, bt, m, k, n);
+        Tensor.F32 ct = tensor(c, m, n);
+        Tensor.F32 at = tensor(a, m, k);
+        Matmul.accumulate(ct, at, tensor(b, k, n), m, k, n);
         assertBitIdentical(expected, ct.data, shape + " via Tensor");
 
         // b held as [n,k] (a Linear's weight): the kernel gathers its tiles, and the bits are the definition's.
@@ -83,12 +79,15 @@ class MatmulOrderTest {
         Matmul.accumulate(gathered, a, bT, true, k, n, 0, mid);
         Matmul.accumulate(gathered, a, bT, true, k, n, mid, m);
         assertBitIdentical(expected, gathered, shape + " with b given as [n,k]");
-        Tensor.F32 ct2 = (Tensor.F32) Tensor.zeros(Precision.FP32, m, n);
-        System.arraycopy(c, 0, ct2.data, 0, c.length);
-        Tensor.F32 bTt = (Tensor.F32) Tensor.zeros(Precision.FP32, n, k);
-        System.arraycopy(bT, 0, bTt.data, 0, bT.length);
-        Matmul.accumulateTransposed(ct2, at, bTt, m, k, n);
+        Tensor.F32 ct2 = tensor(c, m, n);
+        Matmul.accumulateTransposed(ct2, at, tensor(bT, n, k), m, k, n);
         assertBitIdentical(expected, ct2.data, shape + " via accumulateTransposed");
+    }
+
+    private static Tensor.F32 tensor(float[] data, int rows, int cols) {
+        Tensor.F32 t = (Tensor.F32) Tensor.zeros(Precision.FP32, rows, cols);
+        System.arraycopy(data, 0, t.data, 0, data.length);
+        return t;
     }
 
     /** The [n,k] row-major copy of a [k,n] row-major matrix. */
