@@ -1,11 +1,15 @@
 package org.mechspec.report;
 
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
+import org.mechspec.data.DataFiles;
 
 /**
  * Everything one paper measured on one backend: per seed its metrics, runtime, dataset hashes and check
@@ -145,10 +149,10 @@ public final class PaperRun {
         }
         StringBuilder lines = new StringBuilder();
         new TreeMap<String, String>(JSON.convertValue(checkpoint.path("files_sha256"),
-                new com.fasterxml.jackson.core.type.TypeReference<Map<String, String>>() { }))
+                new TypeReference<Map<String, String>>() { }))
                 .forEach((name, sha) -> lines.append(name).append('=').append(sha).append('\n'));
-        String id = checkpoint.path("id").asText("checkpoint").toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9.]+", "-");
-        String hash = org.mechspec.data.DataFiles.sha256(lines.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String id = checkpoint.path("id").asText("checkpoint").toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9.]+", "-");
+        String hash = DataFiles.sha256(lines.toString().getBytes(StandardCharsets.UTF_8));
         return "checkpoints/" + id + "-" + hash.substring(0, 12) + "/" + file;
     }
 

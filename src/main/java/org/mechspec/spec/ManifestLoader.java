@@ -3,6 +3,7 @@ package org.mechspec.spec;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -61,13 +62,13 @@ public final class ManifestLoader {
         if (overlay.isMissingNode()) {
             return m;
         }
-        com.fasterxml.jackson.databind.node.ObjectNode root = m.root().deepCopy();
+        ObjectNode root = m.root().deepCopy();
         root.remove("checkpoint_protocol");
         overlay(root, overlay, "", m.freeKeys());
         return parse(m.file() + " (checkpoint_protocol)", root.toString());
     }
 
-    private static void overlay(com.fasterxml.jackson.databind.node.ObjectNode into, JsonNode from, String at,
+    private static void overlay(ObjectNode into, JsonNode from, String at,
                                 List<String> freeKeys) {
         from.fields().forEachRemaining(e -> {
             JsonNode mine = into.get(e.getKey());
@@ -75,7 +76,7 @@ public final class ManifestLoader {
             if (e.getValue().isNull()) {
                 into.remove(e.getKey());
             } else if (e.getValue().isObject() && mine != null && mine.isObject() && !freeKeys.contains(path)) {
-                overlay((com.fasterxml.jackson.databind.node.ObjectNode) mine, e.getValue(), path, freeKeys);
+                overlay((ObjectNode) mine, e.getValue(), path, freeKeys);
             } else {
                 into.set(e.getKey(), e.getValue().deepCopy());
             }
