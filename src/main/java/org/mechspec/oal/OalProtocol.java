@@ -1,5 +1,6 @@
 package org.mechspec.oal;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Progress;
@@ -13,6 +14,7 @@ import org.mechspec.model.Qwen2Model;
 import org.mechspec.model.SoftmaxAttention;
 import org.mechspec.oal.BlockLedger.Phase;
 import org.mechspec.oal.BlockLedger.Split;
+import org.mechspec.tokenize.BpeTokenizer;
 
 /**
  * One seed of the OAL protocol (DESIGN §8) on a Qwen2-architecture model: blocks, grouping and calibration of layer
@@ -124,6 +126,14 @@ final class OalProtocol {
         if (!base.loraAdapters().isEmpty()) {
             throw new IllegalArgumentException("the checkpoint already carries LoRA adapters; the protocol attaches its own");
         }
+    }
+
+    /**
+     * The blocks of one split for a Hugging Face checkpoint: the text (UTF-8) encoded whole by its BPE, with no
+     * special tokens, then cut into consecutive {@value #SEQUENCE_LENGTH}-token blocks; the tail is dropped.
+     */
+    static TokenBlocks bpeBlocks(BpeTokenizer tokenizer, byte[] split) {
+        return new TokenBlocks(tokenizer.encodeIds(new String(split, StandardCharsets.UTF_8)), SEQUENCE_LENGTH);
     }
 
     private static void requireBlockLength(TokenBlocks blocks) {

@@ -1,6 +1,5 @@
 package org.mechspec.oal;
 
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -75,15 +74,10 @@ record OalSetting(Qwen2Model model, TokenBlocks validation, TokenBlocks test, Ch
         Map<String, String> datasets = splits();
         try (BpeTokenizer tokenizer = BpeTokenizer.qwen()) {
             datasets.put(BpeTokenizer.QWEN_FILE, tokenizer.sha256());
-            return new OalSetting(model, bpeBlocks(tokenizer, WikiText2.VALIDATION), bpeBlocks(tokenizer, WikiText2.TEST),
+            return new OalSetting(model, OalProtocol.bpeBlocks(tokenizer, WikiText2.VALIDATION.bytes()),
+                    OalProtocol.bpeBlocks(tokenizer, WikiText2.TEST.bytes()),
                     record, datasets);
         }
-    }
-
-    /** The whole split encoded at once (no special tokens), then cut into consecutive blocks; the tail is dropped. */
-    static TokenBlocks bpeBlocks(BpeTokenizer tokenizer, WikiText2 split) {
-        return new TokenBlocks(tokenizer.encodeIds(new String(split.bytes(), StandardCharsets.UTF_8)),
-                OalProtocol.SEQUENCE_LENGTH);
     }
 
     private static Map<String, String> splits() {
