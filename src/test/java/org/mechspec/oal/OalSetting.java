@@ -74,10 +74,22 @@ record OalSetting(Qwen2Model model, TokenBlocks validation, TokenBlocks test, Ch
         Map<String, String> datasets = splits();
         try (BpeTokenizer tokenizer = BpeTokenizer.qwen()) {
             datasets.put(BpeTokenizer.QWEN_FILE, tokenizer.sha256());
-            return new OalSetting(model, OalProtocol.bpeBlocks(tokenizer, WikiText2.VALIDATION.bytes()),
-                    OalProtocol.bpeBlocks(tokenizer, WikiText2.TEST.bytes()),
+            int vocab = model.config().vocabSize();
+            return new OalSetting(model, fitting(OalProtocol.bpeBlocks(tokenizer, WikiText2.VALIDATION.bytes()), vocab, dir),
+                    fitting(OalProtocol.bpeBlocks(tokenizer, WikiText2.TEST.bytes()), vocab, dir),
                     record, datasets);
         }
+    }
+
+    /** The blocks, refused when a token id is outside the checkpoint's vocabulary (another tokenizer's model). */
+    private static TokenBlocks fitting(TokenBlocks blocks, int vocab, Path dir) {
+        int[] all = blocks.blocks(java.util.stream.IntStream.range(0, blocks.count()).toArray());
+        int max = java.util.Arrays.stream(all).max().orElse(0);
+        if (max >= vocab) {
+            throw new IllegalArgumentException(dir + " has a vocabulary of " + vocab + " tokens, but Qwen's BPE gives token id "
+                    + max + ": the checkpoint was not trained with this tokenizer");
+        }
+        return blocks;
     }
 
     private static Map<String, String> splits() {

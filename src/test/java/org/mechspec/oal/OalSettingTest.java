@@ -81,6 +81,14 @@ class OalSettingTest {
         assertThat(s.validation().count()).isLessThan(WikiText2.VALIDATION.bytes().length / 32 / 3);
     }
 
+    @Test
+    void aCheckpointWhoseVocabularyIsNotQwensIsRefusedByName() throws IOException {
+        Path folder = RandomQwenCheckpoint.write(dir.resolve("small-vocab"),
+                new RandomQwenCheckpoint.Dims(5, 128, 2, 1, 256, 1000), 10);
+        assertThatThrownBy(() -> OalSetting.checkpoint(folder, BPE)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("vocabulary of 1000 tokens").hasMessageContaining("not trained with this tokenizer");
+    }
+
     private static void writeRealConfig(Path dir) throws IOException {
         try (InputStream in = RandomQwenCheckpoint.class.getResourceAsStream("qwen2.5-0.5b/config.json")) {
             Files.write(dir.resolve("config.json"), in.readAllBytes());
