@@ -12,6 +12,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
@@ -37,7 +38,7 @@ public final class ManifestLoader {
      * {@code checkpoint_protocol} applied ({@link #forCheckpoint}).
      */
     public static Manifest forPaper(String paper) {
-        boolean checkpoint = onCheckpoint();
+        boolean checkpoint = checkpoint().isPresent();
         return CACHE.computeIfAbsent(paper + (checkpoint ? "@checkpoint" : ""),
                 key -> checkpoint ? forCheckpoint(locate(paper)) : locate(paper));
     }
@@ -47,9 +48,10 @@ public final class ManifestLoader {
         return CACHE.computeIfAbsent(paper, ManifestLoader::locate);
     }
 
-    /** Whether this JVM runs the contracts on a given checkpoint ({@code -Dmechspec.checkpoint}). */
-    public static boolean onCheckpoint() {
-        return !System.getProperty(CHECKPOINT_PROPERTY, "").isBlank();
+    /** The checkpoint folder this JVM runs the contracts on ({@code -Dmechspec.checkpoint}), if one is given. */
+    public static Optional<Path> checkpoint() {
+        String dir = System.getProperty(CHECKPOINT_PROPERTY, "");
+        return dir.isBlank() ? Optional.empty() : Optional.of(Path.of(dir));
     }
 
     /**

@@ -66,10 +66,9 @@ class CheckpointRunTest {
         assertThat(artifact.path("mechspec").path("seeds").path("42").path("datasets").path(BpeTokenizer.QWEN_FILE).asText())
                 .isEqualTo(BpeTokenizer.QWEN_SHA256);
         assertThat(artifact.path("per_seed")).hasSize(3);
-        // The reference of this checkpoint lives apart from the fixture's: a checkpoint run never replaces it.
-        assertThat(PaperRun.fromJson(artifact.path("mechspec")).referenceName()).startsWith("checkpoints/unpinned-")
-                .endsWith("/oal.cpu.json");
         PaperRun run = PaperRun.fromJson(artifact.path("mechspec"));
+        // The reference of this checkpoint lives apart from the fixture's: a checkpoint run never replaces it.
+        assertThat(run.referenceName()).startsWith("checkpoints/unpinned-").endsWith("/oal.cpu.json");
         Manifest manifest = ManifestLoader.forCheckpoint(ManifestLoader.base("oal"));
         for (long seed : manifest.seeds()) {
             for (String check : manifest.checks().keySet()) {

@@ -33,8 +33,7 @@ record OalSetting(Qwen2Model model, TokenBlocks validation, TokenBlocks test, Ch
 
     /** The setting this JVM selects: the checkpoint of {@code -Dmechspec.checkpoint}, else the fixture. */
     static OalSetting selected(Manifest manifest) {
-        String dir = System.getProperty(ManifestLoader.CHECKPOINT_PROPERTY, "");
-        return dir.isBlank() ? fixture(manifest) : checkpoint(Path.of(dir), manifest);
+        return ManifestLoader.checkpoint().map(dir -> checkpoint(dir, manifest)).orElseGet(() -> fixture(manifest));
     }
 
     static OalSetting fixture(Manifest manifest) {

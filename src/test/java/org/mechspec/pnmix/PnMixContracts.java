@@ -518,8 +518,8 @@ class PnMixContracts {
             FlashRule.Verdict v32 = PnMixKernelChecks.attentionFp32(device, a);
             all.add(v64);
             all.add(v32);
-            worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
-            worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
+            worst64 = larger(worst64, v64);
+            worst32 = larger(worst32, v32);
         }
         run.metric("cuda_packed_attention_fp64_max_error", worst64.maxError()).metric("cuda_packed_attention_fp64_bound", worst64.bound())
                 .metric("cuda_packed_attention_fp32_max_error", worst32.maxError()).metric("cuda_packed_attention_fp32_bound", worst32.bound());
@@ -543,8 +543,8 @@ class PnMixContracts {
                 FlashRule.Verdict v32 = PnMixKernelChecks.decodeFp32(device, cache, c);
                 all.put(which + " fp64", v64);
                 all.put(which + " fp32", v32);
-                worst64 = worst64 == null || v64.maxError() > worst64.maxError() ? v64 : worst64;
-                worst32 = worst32 == null || v32.maxError() > worst32.maxError() ? v32 : worst32;
+                worst64 = larger(worst64, v64);
+                worst32 = larger(worst32, v32);
             }
         }
         run.metric("cuda_split_k_decode_fp64_max_error", worst64.maxError()).metric("cuda_split_k_decode_fp64_bound", worst64.bound())
@@ -572,6 +572,11 @@ class PnMixContracts {
             m = Math.max(m, Math.abs(a[i] - b[i]));
         }
         return m;
+    }
+
+    /** The verdict with the larger error: {@code v} when there is none yet. */
+    private static FlashRule.Verdict larger(FlashRule.Verdict worst, FlashRule.Verdict v) {
+        return worst == null || v.maxError() > worst.maxError() ? v : worst;
     }
 
     static void flashRuleHolds(FlashRule.Verdict v) {
