@@ -3,6 +3,8 @@ package org.mechspec.oal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -32,11 +34,14 @@ class OalSettingTest {
     Path dir;
 
     @Test
-    void theBpeProtocolPinsSeed004sCheckpointFiles() {
-        assertThat(OalFixture.pinnedHashes(BPE)).as("seed 004's files, none of the fixture's").containsOnlyKeys("config.json",
-                "generation_config.json", "merges.txt", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "vocab.json")
-                .containsEntry("model.safetensors", "88c142557820ccad55bb59756bfcfcf891de9cc6202816bd346445188a0ed342");
-        assertThat(BPE.root().path("checkpoint").path("id").asText()).isEqualTo("Qwen/Qwen2.5-0.5B");
+    void theBpeProtocolPinsSeed004sCheckpointFiles() throws IOException {
+        JsonNode seed = new ObjectMapper().readTree(Path.of(BPE.seedArtifact()).toFile()).path("checkpoint");
+        Map<String, String> seedFiles = new java.util.TreeMap<>();
+        seed.path("files_sha256").fields().forEachRemaining(e -> seedFiles.put(e.getKey(), e.getValue().asText()));
+        assertThat(seedFiles).hasSize(7);
+        assertThat(OalFixture.pinnedHashes(BPE)).as("seed 004's files, none of the fixture's").isEqualTo(seedFiles);
+        assertThat(BPE.root().path("checkpoint").path("id").asText()).isEqualTo(seed.path("id").asText()).isEqualTo("Qwen/Qwen2.5-0.5B");
+        assertThat(BPE.root().path("checkpoint").path("revision").asText()).isEqualTo(seed.path("revision").asText());
         assertThat(BPE.checks()).isEqualTo(ManifestLoader.base("oal").checks());
     }
 
