@@ -147,7 +147,8 @@ final class ArtifactValidator {
     private JsonNode render(PaperRun run, String commit, Map<String, String> sources, String jvm, boolean ours) {
         try {
             ArtifactRenderer renderer = new ArtifactRenderer(manifest, run, commit, sources, jvm);
-            return ours ? renderer.render() : renderer.renderWhatTheRunHolds();
+            return ours ? renderer.recordedManifestSha256(artifact.path("mechspec").path("manifest_sha256").asText("")).render()
+                    : renderer.renderWhatTheRunHolds();
         } catch (RuntimeException e) {
             add(JsonPath.ROOT, "cannot be rendered again from its " + (ours ? "mechspec block" : "per-seed values") + ": " + e.getMessage());
             return null;

@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -18,6 +17,7 @@ import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.DeviceProbe;
 import org.mechspec.pnmix.DecodeBench;
 import org.mechspec.report.AtomicFiles;
+import org.mechspec.report.OutputFolder;
 import org.mechspec.report.SourceFingerprints;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -50,7 +50,8 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--launches", paramLabel = "N", description = "calls per timed batch (default 50; emulated: 1)")
     Integer launches;
 
-    @Option(names = "--out", paramLabel = "DIR", description = "where bench.<device>.json goes (default reports; emulated: target/mechspec)")
+    @Option(names = "--out", paramLabel = "DIR", defaultValue = "mechspec-out",
+            description = "where bench.<device>.json goes, never the committed reports/ (default: ${DEFAULT-VALUE})")
     Path out;
 
     @Spec
@@ -59,6 +60,10 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter stdout = spec.commandLine().getOut();
+        String refused = OutputFolder.refusal("--out", out);
+        if (refused != null) {
+            throw new InputException(refused);
+        }
         String missing = DeviceProbe.unavailableReason();
         if (missing != null) {
             throw new InputException("bench needs a CUDA device: " + missing);
@@ -82,9 +87,12 @@ final class BenchCommand implements Callable<Integer> {
         }
         ObjectNode report = report(cuda, timings, peak, w, r, l);
         String device = emulated ? "cuda-emulated" : slug(cuda.device());
-        Path dir = out != null ? out : Path.of(emulated ? "target/mechspec" : "reports");
-        Files.createDirectories(dir);
-        Path file = dir.resolve("bench." + device + ".json");
+        try {
+            OutputFolder.create(out);
+        } catch (IOException e) {
+            throw InputException.cannotWrite(out, e);
+        }
+        Path file = out.resolve("bench." + device + ".json");
         AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report) + "\n");
         printTable(stdout, cuda, timings, peak, emulated);
         stdout.println("wrote " + file);

@@ -32,11 +32,7 @@ public final class DataFiles {
      * @param source where a user gets the file, for the message when it is missing
      */
     public static byte[] verifiedBytes(String relative, String sha256, String source) {
-        Path file = dataDir().resolve(relative);
-        if (!Files.isRegularFile(file)) {
-            throw new MissingDataException(file + " is absent: download " + source + " to " + relative
-                    + " under the folder passed as -Dmechspec.data.dir");
-        }
+        Path file = file(relative, source);
         byte[] bytes;
         try {
             bytes = Files.readAllBytes(file);
@@ -49,6 +45,19 @@ public final class DataFiles {
                     + ": wrong or corrupted file, replace it with " + source);
         }
         return bytes;
+    }
+
+    /**
+     * The file {@code relative} under the data folder, or a {@link MissingDataException} saying where to get it: every
+     * reader of a data file goes through here (or {@link #verifiedBytes}), so an absent file is the same clear skip.
+     */
+    public static Path file(String relative, String source) {
+        Path file = dataDir().resolve(relative);
+        if (!Files.isRegularFile(file)) {
+            throw new MissingDataException(file + " is absent: download " + source + " to " + relative
+                    + " under the folder passed as -Dmechspec.data.dir");
+        }
+        return file;
     }
 
     public static String sha256(byte[] bytes) {

@@ -17,16 +17,19 @@ import java.util.UUID;
  * categories.json (check failed, broken, skipped for want of a GPU or of data) and the Trend's history.
  */
 final class AllureEnvironment {
-    /** Allure's categories, matched on status and message (a skip's message is its reason). */
+    /**
+     * Allure's categories, matched on status and message (a skip's message is its reason). Allure files a result under
+     * every category it matches, so they are disjoint: data first, then GPU, then any other skip.
+     */
     static final String CATEGORIES = """
             [
               {"name": "check failed", "matchedStatuses": ["failed"]},
               {"name": "broken: the contract threw", "matchedStatuses": ["broken"]},
-              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(CUDA|GPU|device|libcuda|CPU backend only).*"},
-              {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(is absent|data folder|mechspec.data.dir).*"},
-              {"name": "skipped", "matchedStatuses": ["skipped"]}
+              {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(%1$s).*"},
+              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!.*(%1$s)).*(%2$s).*"},
+              {"name": "skipped: other reason", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!.*(%1$s|%2$s)).*"}
             ]
-            """;
+            """.formatted("is absent|data folder|mechspec\\\\.data\\\\.dir", "CUDA|GPU|device|libcuda|CPU backend only");
 
     private AllureEnvironment() {
     }

@@ -50,6 +50,15 @@ public final class ArtifactRenderer {
         block.put("commit", commit);
     }
 
+    /**
+     * Renders with the manifest hash an artifact recorded instead of this manifest's, so its records hash compares the
+     * block as it was written: an edited manifest is then its own finding, never "the block was changed".
+     */
+    public ArtifactRenderer recordedManifestSha256(String sha256) {
+        block.put("manifest_sha256", sha256);
+        return this;
+    }
+
     public ObjectNode render() {
         JsonNode out = render(manifest.artifact(), null);
         if (!out.isObject()) {

@@ -17,7 +17,13 @@ public final class RunSummary {
     private RunSummary() {
     }
 
-    public static String render(List<PaperRun> runs, Function<String, Manifest> manifests, Path artifacts, Path plots) {
+    /**
+     * @param notWritten why an artifact was not written, by {@code paper.backend}: the summary names the reason there
+     *                   instead of a file that does not exist
+     * @param allureResults where this run's Allure results went; the hint says how to render that folder
+     */
+    public static String render(List<PaperRun> runs, Function<String, Manifest> manifests, Path artifacts, Path plots,
+                                Map<String, String> notWritten, Path allureResults) {
         StringBuilder b = new StringBuilder("# mechspec summary\n");
         for (PaperRun run : runs) {
             Manifest m = manifests.apply(run.paper);
@@ -65,10 +71,21 @@ public final class RunSummary {
             Map<Long, Map<String, Object>> perSeed = new java.util.LinkedHashMap<>();
             run.seeds.forEach((s, r) -> perSeed.put(s, r.metrics));
             ClaimPolicy.violations(m, perSeed).forEach(v -> b.append("- negative result: ").append(v).append('\n'));
-            b.append("- artifact: ").append(artifacts.resolve(run.paper + "." + run.backend + ".json")).append('\n');
+            String why = notWritten.get(run.paper + "." + run.backend);
+            b.append(why == null ? "- artifact: " + artifacts.resolve(run.paper + "." + run.backend + ".json") : "- artifact not written: " + why)
+                    .append('\n');
         }
-        b.append("\nReport: `mvn allure:report` → target/site/allure-maven-plugin/index.html; plots: ").append(plots).append('\n');
+        b.append('\n').append(reportHint(allureResults)).append("; plots: ").append(plots).append('\n');
         return b.toString();
+    }
+
+    /** How to see this run's Allure results: Maven's report for a build, the Allure command line for another folder. */
+    static String reportHint(Path allureResults) {
+        if (allureResults.toAbsolutePath().normalize().equals(Path.of("target/allure-results").toAbsolutePath())) {
+            return "Report: `mvn allure:report` → target/site/allure-maven-plugin/index.html";
+        }
+        return "Allure results: " + allureResults + " (render them with the Allure command line: `allure generate " + allureResults
+                + " -o REPORT_DIR`; `mvn allure:report` reads only a build's target/allure-results)";
     }
 
     private static String number(double x) {

@@ -32,6 +32,11 @@ public final class BpeTokenizer implements AutoCloseable {
         return load(QWEN_FILE, QWEN_SHA256, QWEN_SOURCE);
     }
 
+    /** Qwen's tokenizer.json in the data folder, unread, or the missing-data error that says where to get it. */
+    public static java.nio.file.Path qwenFile() {
+        return DataFiles.file(QWEN_FILE, QWEN_SOURCE);
+    }
+
     /** A tokenizer.json under the data folder, verified against {@code sha256}; {@code source}: where to get it. */
     public static BpeTokenizer load(String relative, String sha256, String source) {
         byte[] json = DataFiles.verifiedBytes(relative, sha256, source);

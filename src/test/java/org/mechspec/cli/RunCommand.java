@@ -27,6 +27,7 @@ import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 import org.mechspec.compute.Backends;
 import org.mechspec.report.ListenerErrors;
+import org.mechspec.report.OutputFolder;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -83,6 +84,11 @@ final class RunCommand implements Callable<Integer> {
         if (unusable != null) {
             stderr.println("mechspec: --backend " + backend + " was asked for, but " + unusable);
             return ExitCodes.BAD_INPUT;
+        }
+        try {
+            OutputFolder.create(out);
+        } catch (java.io.IOException e) {
+            throw InputException.cannotWrite(out, e);
         }
         Map<String, String> properties = new HashMap<>();
         properties.put("mechspec.backend", backend);
@@ -151,6 +157,14 @@ final class RunCommand implements Callable<Integer> {
         if (!seeds.isBlank() && !(seeds.matches("\\s*-?\\d+\\s*(,\\s*-?\\d+\\s*)*") && allLongs(seeds))) {
             throw new ParameterException(spec.commandLine(), "--seeds must be a comma-separated list of integers, got '" + seeds + "'");
         }
+        String repeated = repeated(seeds.isBlank() ? List.of() : Arrays.stream(seeds.split(",")).map(s -> Long.valueOf(s.strip())).toList());
+        if (repeated != null) {
+            throw new ParameterException(spec.commandLine(), "--seeds names seed " + repeated + " more than once");
+        }
+        repeated = repeated(papers);
+        if (repeated != null) {
+            throw new ParameterException(spec.commandLine(), "--paper " + repeated + " is given more than once");
+        }
         Manifests manifests = Manifests.classpath();
         List<String> known = manifests.papers();
         for (String p : papers) {
@@ -168,6 +182,21 @@ final class RunCommand implements Callable<Integer> {
         if (checkpoint != null && !Files.isRegularFile(checkpoint.resolve("config.json"))) {
             throw new ParameterException(spec.commandLine(), "--checkpoint " + checkpoint + ": not a checkpoint folder (no config.json)");
         }
+        String refused = OutputFolder.refusal("--out", out);
+        if (refused != null) {
+            throw new InputException(refused);
+        }
+    }
+
+    /** The first value that {@code values} holds twice, or null. */
+    private static String repeated(List<?> values) {
+        Set<Object> seen = new java.util.HashSet<>();
+        for (Object v : values) {
+            if (!seen.add(v)) {
+                return String.valueOf(v);
+            }
+        }
+        return null;
     }
 
     private static boolean allLongs(String seeds) {

@@ -4,12 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -25,25 +22,13 @@ class RunCommandTest {
     @TempDir
     Path dir;
 
-    record Child(int code, String out) {
-    }
-
-    private Child fork(String mainClass, List<String> jvmOptions, String... args) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
-                "-Djava.io.tmpdir=" + Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath(),
-                "-cp", System.getProperty("java.class.path")));
-        command.addAll(jvmOptions);
-        command.add(mainClass);
-        command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
-        return new Child(p.exitValue(), out);
+    private ChildMain fork(String mainClass, List<String> jvmOptions, String... args) throws IOException, InterruptedException {
+        return ChildMain.run(dir, mainClass, jvmOptions, args);
     }
 
     @Test
     void seedShardsRunApartMergeIntoTheCommittedKernelsReference() throws Exception {
-        Child a = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cpu", "--out", "shard-a");
+        ChildMain a = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cpu", "--out", "shard-a");
         assertThat(a.code()).as(a.out()).isZero();
         assertThat(a.out()).containsPattern("(?m)^contracts: [1-9]\\d* passed, 0 failed, \\d+ skipped$");
         assertThat(a.out()).containsPattern("(?m)^\\[mechspec] kernels \\w+ seed 42 \\(cpu\\) \\(\\d+\\.\\d s\\)$");
@@ -51,7 +36,7 @@ class RunCommandTest {
         assertThat(shardA).exists();
         assertThat(Artifacts.names(dir.resolve("shard-a/allure-results"))).contains("environment.properties")
                 .anyMatch(n -> n.endsWith("-result.json"));
-        Child b = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "43,44", "--backend", "cpu", "--out", "shard-b",
+        ChildMain b = fork(Main.class.getName(), List.of(), "run", "--paper", "kernels", "--seeds", "43,44", "--backend", "cpu", "--out", "shard-b",
                 "--quiet");
         assertThat(b.code()).as(b.out()).isZero();
         assertThat(b.out()).doesNotContain("[mechspec] kernels rng_pinned_test_vector seed");
@@ -68,7 +53,7 @@ class RunCommandTest {
     void failedContractExitsOneWithALineSayingWhatFailed() throws Exception {
         Path contracts = Files.createDirectories(dir.resolve("contracts"));
         Files.writeString(contracts.resolve("clifixture.json"), RunFixtureContracts.MANIFEST);
-        Child r = fork(RunWithFixtures.class.getName(), List.of("-Dmechspec.contracts.dir=" + contracts), "--backend", "cpu", "--out", "out");
+        ChildMain r = fork(RunWithFixtures.class.getName(), List.of("-Dmechspec.contracts.dir=" + contracts), "--backend", "cpu", "--out", "out");
         assertThat(r.code()).as(r.out()).isEqualTo(1);
         assertThat(r.out()).contains("contracts: 3 passed, 1 failed, 0 skipped")
                 .containsPattern("FAILED RunFixtureContracts > fails\\(SeedRun\\) > .*seed 43.*: \\[seed\\] Expecting actual: 43L? to be less than: 43");

@@ -266,7 +266,19 @@ class ValidateCommandTest {
         assertThat(r.code()).isEqualTo(1);
         assertThat(r.out()).contains(file + ": mechspec.manifest_sha256: made with another version of " + changed.resolve("demo.json"))
                 .contains(file + ": negative_result: \"Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Three seeds are few.\","
-                        + " but rendering the mechspec block gives \"Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Few seeds.\"");
+                        + " but rendering the mechspec block gives \"Seed 43: lhs 2.0000000000 is not below rhs 1.5000000000. Few seeds.\"")
+                // the block itself is untouched: the edited manifest is the finding, not a changed block
+                .doesNotContain("changed after rendering");
+    }
+
+    @Test
+    void aBlockEditedAfterRenderingIsStillCaughtByItsHash() {
+        Path edited = Artifacts.edit(demoArtifact("demo-edited.json"), dir.resolve("demo-edited-block.json"),
+                a -> ((com.fasterxml.jackson.databind.node.ObjectNode) a.path("mechspec").path("seeds").path("42").path("runtime"))
+                        .put("wall_seconds", 1.5));
+        Cli r = validate(edited);
+        assertThat(r.code()).isEqualTo(1);
+        assertThat(r.out()).contains("the block was changed after rendering").doesNotContain("made with another version");
     }
 
     @Test

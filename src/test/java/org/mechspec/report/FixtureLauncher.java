@@ -13,7 +13,7 @@ final class FixtureLauncher {
     private FixtureLauncher() {
     }
 
-    static void run(Class<?> fixture, Map<String, String> properties) {
+    static void run(Class<?> fixture, Map<String, String> properties, org.junit.platform.launcher.TestExecutionListener... others) {
         Map<String, String> saved = new HashMap<>();
         properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
         // The fixture's own Allure calls (its contracts' labels and steps) must not land on the test that launches it.
@@ -23,7 +23,7 @@ final class FixtureLauncher {
         try {
             // Only our listener: Allure's would write the fixture's deliberate failures into the real report.
             LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
-                            .addTestExecutionListeners(new ReportListener()).build())
+                            .addTestExecutionListeners(new ReportListener()).addTestExecutionListeners(others).build())
                     .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(fixture)).build());
         } finally {
             io.qameta.allure.Allure.setLifecycle(outer);

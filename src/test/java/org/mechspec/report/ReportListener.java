@@ -42,6 +42,12 @@ public final class ReportListener implements TestExecutionListener {
     /** Why tests were skipped (no device, no data, no such seed): each distinct reason, with how many tests it skipped. */
     private final Map<String, Integer> skipReasons = new LinkedHashMap<>();
     private TestPlan plan;
+    /** Per paper.backend, per seed: the first failure of a seeded invocation (why a protocol may not have run). */
+    private final Map<String, Map<Long, String>> failures = new TreeMap<>();
+    /** Why an artifact was not written, by paper.backend (the summary names it instead of a file). */
+    private final Map<String, String> notWritten = new TreeMap<>();
+    /** Why this run writes nothing: its output folder is or holds a committed folder (null: it writes). */
+    private String refusedOut;
     /**
      * Removes what an earlier run left (artifacts, Allure results), so neither the gate nor the report mixes
      * stale outcomes with this run's.
@@ -49,6 +55,13 @@ public final class ReportListener implements TestExecutionListener {
     @Override
     public void testPlanExecutionStarted(TestPlan plan) {
         this.plan = plan;
+        String committed = OutputFolder.committedOverlap(outputDir());
+        if (committed != null) {
+            // Nothing is cleared or written there; with no artifact from this run, the gate and `mechspec run` fail.
+            refusedOut = "-Dmechspec.out=" + outputDir() + " refused: it " + committed + "; nothing was written";
+            System.out.println("[mechspec] ERROR " + refusedOut);
+            return;
+        }
         clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
                 + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
@@ -119,6 +132,10 @@ public final class ReportListener implements TestExecutionListener {
         JsonNode entry = seeded.remove(id);
         if (entry != null) {
             String key = entry.get("paper").asText() + "." + entry.get("backend").asText();
+            if (!passed) {
+                failures.computeIfAbsent(key, k -> new TreeMap<>()).putIfAbsent(entry.get("seed").asLong(),
+                        result.getThrowable().map(ReportListener::firstLine).orElse("failed"));
+            }
             try {
                 runs.computeIfAbsent(key, k -> new PaperRun(entry.get("paper").asText(), entry.get("backend").asText()))
                         .add(entry, passed);
@@ -135,6 +152,10 @@ public final class ReportListener implements TestExecutionListener {
 
     @Override
     public synchronized void testPlanExecutionFinished(TestPlan plan) {
+        if (refusedOut != null) {
+            System.out.println("[mechspec] ERROR " + refusedOut);
+            return;
+        }
         Path out = outputDir();
         Map<String, String> devices = new TreeMap<>();
         String commit = "unknown";
@@ -158,7 +179,8 @@ public final class ReportListener implements TestExecutionListener {
             }
             try {
                 Path plots = out.toAbsolutePath().getParent().resolve("plots");
-                String summary = RunSummary.render(List.copyOf(runs.values()), ManifestLoader::forPaper, out, plots);
+                String summary = RunSummary.render(List.copyOf(runs.values()), ManifestLoader::forPaper, out, plots, notWritten,
+                        Path.of(System.getProperty("allure.results.directory", "target/allure-results")));
                 AtomicFiles.write(out.toAbsolutePath().getParent().resolve("summary.md"), summary);
                 if (contractRun) {
                     System.out.println();
@@ -182,10 +204,23 @@ public final class ReportListener implements TestExecutionListener {
         }
     }
 
-    /** One paper's artifact; a paper that cannot be rendered is an error line, and the others are still written. */
+    /**
+     * One paper's artifact; a paper that cannot be rendered is an error line, and the others are still written. A seed
+     * whose every invocation recorded nothing and one failed did not run its protocol (bad data, a broken input): no
+     * artifact then, whose metrics would be empty and checks false for a reason it would not state.
+     */
     private void write(Path out, PaperRun run, SourceFingerprints.Recorded fingerprints) {
         String name = run.paper + "." + run.backend;
         Path file = out.resolve(name + ".json");
+        Map<Long, String> failed = failures.getOrDefault(name, Map.of());
+        List<Long> notRun = run.seeds.keySet().stream().filter(seed -> run.seeds.get(seed).metrics.isEmpty() && failed.containsKey(seed)).toList();
+        if (!notRun.isEmpty()) {
+            String why = "the protocol did not run on seed" + (notRun.size() == 1 ? " " : "s ")
+                    + notRun.stream().map(String::valueOf).collect(java.util.stream.Collectors.joining(", ")) + ": " + failed.get(notRun.get(0));
+            notWritten.put(name, why);
+            errors.add(name + ": artifact not written: " + why);
+            return;
+        }
         try {
             run.propertyChecks.putAll(propertyOutcomes.getOrDefault(run.paper, Map.of()));
             var artifact = new ArtifactRenderer(ManifestLoader.forPaper(run.paper), run, fingerprints).render();
@@ -197,8 +232,8 @@ public final class ReportListener implements TestExecutionListener {
                 errors.add(name + ": plots not drawn: " + firstLine(e));
             }
         } catch (IOException | RuntimeException e) {
-            errors.add(name + ": artifact not written: " + firstLine(e)
-                    + " (a partial run? run the paper's whole tag, e.g. -Dgroups=" + run.paper + ")");
+            notWritten.put(name, firstLine(e) + partialHint(run));
+            errors.add(name + ": artifact not written: " + firstLine(e) + partialHint(run));
         }
     }
 
@@ -218,6 +253,20 @@ public final class ReportListener implements TestExecutionListener {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file + " (" + errors + ")", e);
         }
+    }
+
+    /** When fewer of the paper's checks ran than it declares, the likely reason an artifact could not be rendered. */
+    private static String partialHint(PaperRun run) {
+        java.util.Set<String> ran = new java.util.TreeSet<>(run.propertyChecks.keySet());
+        run.seeds.values().forEach(r -> ran.addAll(r.checks.keySet()));
+        int declared;
+        try {
+            declared = ManifestLoader.forPaper(run.paper).checks().size();
+        } catch (RuntimeException e) {
+            return "";
+        }
+        return ran.size() >= declared ? "" : " (" + ran.size() + " of its " + declared + " declared checks ran: a partial run leaves"
+                + " metrics unmeasured; run the paper's whole tag, e.g. -Dgroups=" + run.paper + ")";
     }
 
     /** The one line a skip gives: the assumption's message, without JUnit's "Assumption failed: " prefix. */

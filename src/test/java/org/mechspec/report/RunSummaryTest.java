@@ -24,7 +24,8 @@ class RunSummaryTest {
         run.seed(43).outcome(second, false);
         String first = manifest.checks().keySet().iterator().next();
 
-        String s = RunSummary.render(List.of(run), p -> manifest, Path.of("out/reports"), Path.of("out/plots"));
+        String s = RunSummary.render(List.of(run), p -> manifest, Path.of("out/reports"), Path.of("out/plots"), java.util.Map.of(),
+                Path.of("target/allure-results"));
 
         int declared = manifest.checks().size();
         assertThat(s).contains("## oal.cpu — a CPU",
@@ -32,6 +33,21 @@ class RunSummaryTest {
                 "- ✗ " + second + ": 42 ✓ 43 ✗",
                 "- softmax_test_ppl = 10 ± 1.414 (n = 2)", "- oal_test_ppl = 10 ± 2.828 (n = 2)",
                 "- negative result: Seed 43 OAL test PPL 12.0000000000 is worse than matched softmax+LoRA 11.0000000000.",
-                "- artifact: out/reports/oal.cpu.json");
+                "- artifact: out/reports/oal.cpu.json", "Report: `mvn allure:report`");
+    }
+
+    @Test
+    void anArtifactNotWrittenIsNamedWithItsReasonAndARunFolderGetsItsOwnReportHint() {
+        var manifest = ManifestLoader.load(Path.of("contracts/pn-mix.json"));
+        PaperRun run = new PaperRun("pn-mix", "cpu");
+        run.seed(42).outcome(manifest.checks().keySet().iterator().next(), false);
+
+        String s = RunSummary.render(List.of(run), p -> manifest, Path.of("out/reports"), Path.of("out/plots"),
+                java.util.Map.of("pn-mix.cpu", "the protocol did not run on seed 42: hamlet.txt has SHA-256 x, expected y"),
+                Path.of("out/allure-results"));
+
+        assertThat(s).contains("- artifact not written: the protocol did not run on seed 42: hamlet.txt has SHA-256 x, expected y")
+                .doesNotContain("out/reports/pn-mix.cpu.json").doesNotContain("Report: `mvn allure:report`")
+                .contains("Allure results: out/allure-results (render them with the Allure command line: `allure generate out/allure-results");
     }
 }

@@ -31,25 +31,54 @@ final class AllureFigures {
         return b.toString();
     }
 
-    /** One step per declared figure this seed recorded: {@code minimum_output_bound_slack = 0.0069 ≥ -1e-12}. */
+    /**
+     * One step per declared figure: {@code minimum_output_bound_slack = 0.0069 ≥ -1e-12}, or a failed step naming a
+     * figure (or a metric of its bound) the seed did not record.
+     */
     static void steps(SeedRun run) {
         double threshold = run.manifest().check(run.check()).threshold();
         for (JsonNode f : figures(run.manifest(), run.check())) {
             Object v = run.metrics().get(f.path("metric").asText());
-            if (!(v instanceof Number value)) {
-                continue; // not measured on this backend
-            }
             double bound;
             try {
                 bound = bound(f.path("bound").asText(), threshold, run.metrics());
             } catch (NumberFormatException e) {
-                continue; // a metric in the bound was not measured on this backend
+                bound = Double.NaN;
+            }
+            if (!(v instanceof Number value) || Double.isNaN(bound)) {
+                Allure.step(figure(f) + ": not recorded", Status.FAILED);
+                continue;
             }
             String op = f.path("op").asText();
             boolean holds = holds(value.doubleValue(), op, bound);
             Allure.step(f.path("metric").asText() + " = " + number(value.doubleValue()) + " " + symbol(op) + " " + number(bound),
                     holds ? Status.PASSED : Status.FAILED);
         }
+    }
+
+    /**
+     * Each declared figure of the run's check whose metric, or a metric its bound names, the seed did not record: a
+     * figure the manifest promises is never silently absent.
+     */
+    static java.util.List<String> unrecorded(SeedRun run) {
+        java.util.List<String> missing = new java.util.ArrayList<>();
+        for (JsonNode f : figures(run.manifest(), run.check())) {
+            String metric = f.path("metric").asText();
+            if (!(run.metrics().get(metric) instanceof Number)) {
+                missing.add(metric);
+            }
+            for (String factor : f.path("bound").asText().split("\\*")) {
+                String name = factor.trim().replaceFirst("^-", "");
+                if (run.manifest().metrics().containsKey(name) && !(run.metrics().get(name) instanceof Number)) {
+                    missing.add(name + " (in the bound of " + metric + ")");
+                }
+            }
+        }
+        return missing;
+    }
+
+    private static String figure(JsonNode f) {
+        return f.path("metric").asText() + " " + symbol(f.path("op").asText()) + " " + f.path("bound").asText();
     }
 
     static void negativeResult(SeedRun run) {

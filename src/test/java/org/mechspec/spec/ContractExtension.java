@@ -43,6 +43,10 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         Allure.parameter("device", run.backend().device());
         try {
             invocation.proceed();
+            for (String missing : AllureFigures.unrecorded(run)) {
+                throw new AssertionError(run.manifest().paper() + "/" + run.check() + ": declared figure " + missing
+                        + " was not recorded on seed " + run.seed() + " (" + run.backend().name() + ")");
+            }
         } finally {
             String json = run.toJson();
             context.publishReportEntry(SeedRun.ENTRY_KEY, json);

@@ -40,7 +40,7 @@ class BpeTokenizerTest {
     @Test
     void anAlteredTokenizerFileIsRefusedNamingItAndAMissingOneIsMissingData() throws Exception {
         Path altered = Files.createDirectories(dir.resolve("qwen-tokenizer")).resolve("tokenizer.json");
-        byte[] bytes = Files.readAllBytes(DataFiles.dataDir().resolve(BpeTokenizer.QWEN_FILE));
+        byte[] bytes = Files.readAllBytes(BpeTokenizer.qwenFile());
         bytes[bytes.length / 2] ^= 1;
         Files.write(altered, bytes);
         String was = System.setProperty("mechspec.data.dir", dir.toString());
