@@ -27,14 +27,14 @@ class EmulatedRunTest {
         // Allure results stay out of this build's report.
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx2g",
                 "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve("tmp")), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "run", "--paper", "kernels", "--backend", "cuda", "--out", dir.toString())
+                Main.class.getName(), "run", "--paper", "kernels", "--backend", "cuda", "--out", dir.resolve("out").toString())
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
         assertThat(p.exitValue()).as(out).isZero();
         assertThat(out).containsPattern("contracts: [1-9][0-9]* passed, 0 failed").doesNotContain("GPU receipt");
-        assertThat(dir.resolve("reports/kernels.cuda-emulated.json")).exists();
-        assertThat(dir.resolve("reports/kernels.cuda.json")).doesNotExist();
-        assertThat(Files.exists(dir.resolve(GpuReceipt.FILE))).isFalse();
+        assertThat(dir.resolve("out/reports/kernels.cuda-emulated.json")).exists();
+        assertThat(dir.resolve("out/reports/kernels.cuda.json")).doesNotExist();
+        assertThat(Files.exists(dir.resolve("out").resolve(GpuReceipt.FILE))).isFalse();
     }
 }
