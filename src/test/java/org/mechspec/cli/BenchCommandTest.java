@@ -14,6 +14,7 @@ import org.mechspec.compute.DeviceProbe;
  * {@code mechspec bench}: without a CUDA driver it refuses in one line; on the emulated driver it runs the whole bench
  * as a smoke test and labels its figures meaningless; on a GPU (the bundle's {@code --bench}) it measures.
  */
+@Tag("cuda")
 @Tag("cli")
 class BenchCommandTest {
     @TempDir

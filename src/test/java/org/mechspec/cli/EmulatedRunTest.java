@@ -14,6 +14,7 @@ import org.mechspec.compute.DeviceProbe;
  * {@code mechspec run --backend cuda} where the driver is the project's emulator: the contracts run and pass, the
  * artifact is a cuda-emulated one, and no GPU receipt is written (the emulator is never GPU evidence).
  */
+@Tag("cuda")
 @Tag("cli")
 class EmulatedRunTest {
     @TempDir

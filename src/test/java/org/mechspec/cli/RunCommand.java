@@ -22,7 +22,6 @@ import org.junit.platform.launcher.TestExecutionListener;
 import org.junit.platform.launcher.TestIdentifier;
 import org.junit.platform.launcher.TestPlan;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
-import org.junit.platform.launcher.core.LauncherFactory;
 import org.junit.platform.launcher.listeners.SummaryGeneratingListener;
 import org.junit.platform.launcher.listeners.TestExecutionSummary;
 import org.mechspec.compute.Backends;
@@ -103,24 +102,7 @@ final class RunCommand implements Callable<Integer> {
             properties.put(org.mechspec.spec.ManifestLoader.CHECKPOINT_PROPERTY, checkpoint.toAbsolutePath().toString());
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
-        Map<String, String> saved = new HashMap<>();
-        properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
-        // Allure's results go to this run's folder, also when a test runs the command inside another launch.
-        io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
-        io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(new io.qameta.allure.FileSystemResultsWriter(
-                out.toAbsolutePath().resolve("allure-results"))));
-        try {
-            LauncherFactory.create().execute(request(), summary, new FailurePrinter(stdout, quiet));
-        } finally {
-            io.qameta.allure.Allure.setLifecycle(outer);
-            saved.forEach((k, v) -> {
-                if (v == null) {
-                    System.clearProperty(k);
-                } else {
-                    System.setProperty(k, v);
-                }
-            });
-        }
+        ScopedLaunch.execute(request(), properties, out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
         TestExecutionSummary s = summary.getSummary();
         long failed = s.getTotalFailureCount();
         long skipped = s.getTestsSkippedCount() + s.getTestsAbortedCount();

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
  * Which backends a contract gets. The GPU-only cases matter on a machine where a device answers (the emulated
  * CI run): a CPU-only run there used to hand GPU-only contracts no backend at all, and JUnit failed them.
  */
+@Tag("cuda")
 @Tag("platform")
 class BackendsTest {
     private final String saved = System.getProperty("mechspec.backend");

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The build's device gate: {@code -Dmechspec.backend=cuda} where no device answers is one line saying why, left in
  * the verdict file for the build to fail on (exec-maven-plugin prints a stack trace for a forked JVM's non-zero exit).
  */
+@Tag("cuda")
 @Tag("platform")
 class DeviceGateTest {
     private final String saved = System.getProperty("mechspec.backend");

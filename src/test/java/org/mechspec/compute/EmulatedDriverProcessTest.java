@@ -14,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
  * GPU-runner conditions shown with the emulated driver in child JVMs: a driver older than the kernels, and an
  * EXCLUSIVE_PROCESS device that admits one process at a time.
  */
+@Tag("cuda")
 @Tag("platform")
 class EmulatedDriverProcessTest {
     @TempDir

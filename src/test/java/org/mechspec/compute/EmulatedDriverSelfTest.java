@@ -22,6 +22,7 @@ import org.mechspec.data.DataFiles;
  * resets the context, frees go on after one fails. Runs where the emulator is this JVM's driver
  * ({@code -Dmechspec.backend=cuda-emulated}); the kernels are {@code src/test/cuda/emulator_selftest.cu}.
  */
+@Tag("cuda")
 @Tag("platform")
 class EmulatedDriverSelfTest {
     private static final String MODULE = "emulator_selftest";

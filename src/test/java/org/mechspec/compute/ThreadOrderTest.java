@@ -19,6 +19,7 @@ import org.mechspec.kernels.KernelChecks;
  * in order 0, 1, 2, … or, with MECHSPEC_EMU_THREAD_ORDER=reverse, backwards (blocks too): the project's kernels
  * give bit-identical results both ways, and a deliberately racy kernel does not.
  */
+@Tag("cuda")
 @Tag("platform")
 class ThreadOrderTest {
     @Test

@@ -10,6 +10,7 @@ import java.util.function.Consumer;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 import org.quicktheories.core.Gen;
+import org.mechspec.spec.Stress;
 
 /**
  * Generated fold-bias problems for the property halves: small sizes (d 1–16, n 1–48, t 1–n, 1–32 reference and
@@ -67,7 +68,7 @@ final class FoldBiasProblems {
                 throw new AssertionError("degenerate problem " + p + ": " + e.getMessage(), e);
             }
         }
-        qt().withExamples(EXAMPLES).forAll(problems()).checkAssert(property);
+        qt().withExamples(Stress.examples(EXAMPLES)).forAll(problems()).checkAssert(property);
     }
 
     /**
@@ -88,7 +89,7 @@ final class FoldBiasProblems {
     }
 
     static void forAllCompactingProblems(Consumer<Problem> property) {
-        qt().withExamples(COMPACTING_EXAMPLES).forAll(compactingProblems()).checkAssert(property);
+        qt().withExamples(Stress.examples(COMPACTING_EXAMPLES)).forAll(compactingProblems()).checkAssert(property);
     }
 
     /**
@@ -140,7 +141,7 @@ final class FoldBiasProblems {
     }
 
     static void forAllPlantedProblems(Consumer<Planted> property) {
-        qt().withExamples(EXAMPLES).forAll(plantedProblems()).checkAssert(property);
+        qt().withExamples(Stress.examples(EXAMPLES)).forAll(plantedProblems()).checkAssert(property);
     }
 
     private static FoldBiasInputs planted(int d, int t, int n, int perKey, int testPerKey, double noise, long seed) {

@@ -17,6 +17,7 @@ import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
+import org.mechspec.spec.Stress;
 
 @Tag("kernels")
 class KernelContracts {
@@ -40,7 +41,7 @@ class KernelContracts {
     @Contract(paper = PAPER, check = "rng_pinned_test_vector")
     @Test
     void rngUniformsInUnitIntervalAndShufflesArePermutations() {
-        qt().withExamples(200).forAll(longs().all(), integers().between(1, 300)).checkAssert((seed, n) -> {
+        qt().withExamples(Stress.examples(200)).forAll(longs().all(), integers().between(1, 300)).checkAssert((seed, n) -> {
             Rng r = new Rng(seed);
             double u = r.uniform();
             assertThat(u).isGreaterThanOrEqualTo(0.0).isLessThan(1.0);
@@ -68,7 +69,7 @@ class KernelContracts {
     @Contract(paper = PAPER, check = "fp16_round_nearest_even_exhaustive")
     @Test
     void fp16RoundingIsNearestAndIdempotent() {
-        qt().withExamples(2000).forAll(doubles().between(-70000, 70000)).checkAssert(x -> {
+        qt().withExamples(Stress.examples(2000)).forAll(doubles().between(-70000, 70000)).checkAssert(x -> {
             double h = HalfFloat.roundToHalf(x);
             assertThat(HalfFloat.roundToHalf(h)).isEqualTo(h);
             if (Double.isFinite(h)) {
@@ -76,6 +77,7 @@ class KernelContracts {
                 double down = Math.abs(h) == 0 ? 0 : HalfFloat.fromHalfBits((short) (HalfFloat.toHalfBits(Math.abs(h)) - 1));
                 // Nearest: within half the gap to the neighbour on x's side of h.
                 double gap = Math.abs(x) >= Math.abs(h) ? up - Math.abs(h) : Math.abs(h) - down;
+                Stress.figure("distance_to_nearest", Math.abs(Math.abs(x) - Math.abs(h)), "<=", gap / 2, () -> x);
                 assertThat(Math.abs(Math.abs(x) - Math.abs(h))).isLessThanOrEqualTo(gap / 2);
             }
         });
@@ -131,7 +133,7 @@ class KernelContracts {
     @Contract(paper = PAPER, check = "attention_fp32_flash_rule")
     @Test
     void cpuFp32AttentionWithinRuleOverShapes() {
-        qt().withExamples(40).forAll(integers().between(1, 3), integers().between(1, 4), integers().between(1, 9),
+        qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 3), integers().between(1, 4), integers().between(1, 9),
                 integers().between(1, 40)).checkAssert((kv, group, tq, extraKeys) -> {
             long seed = 1000L * kv + 100L * group + 10L * tq + extraKeys;
             AttentionShape s = AttentionShape.of(1, kv * group, kv, tq, tq + extraKeys - 1, 8, 5, extraKeys % 2 == 0);
@@ -148,6 +150,7 @@ class KernelContracts {
             double[] fp32 = FloatArrays.widen(CpuBackend.INSTANCE.attention(s, qf, kf, vf, bf));
             // Against a zero "naive" error the rule reduces to the dtype noise bound: a real accuracy check.
             FlashRule.Verdict v32 = FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, s.keyLen() + s.headDim());
+            Stress.figure("attention_fp32_max_error", v32.maxError(), "<=", v32.bound(), () -> s);
             assertThat(v32.holds()).as("%s", v32).isTrue();
         });
     }
@@ -155,7 +158,7 @@ class KernelContracts {
     @Contract(paper = PAPER, check = "attention_fp64_flash_rule")
     @Test
     void cpuOracleRowsAreConvexCombinationsOfValues() {
-        qt().withExamples(40).forAll(integers().between(1, 30), integers().between(1, 6), longs().all()).checkAssert((keys, dv, seed) -> {
+        qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 30), integers().between(1, 6), longs().all()).checkAssert((keys, dv, seed) -> {
             AttentionShape s = AttentionShape.of(1, 2, 1, 1, keys, 4, dv, false);
             Rng r = new Rng(seed);
             double[] v = r.normals((int) s.valueElements(), 0, 1);

@@ -27,6 +27,7 @@ import org.mechspec.spec.Manifest;
 import org.mechspec.spec.ManifestLoader;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
+import org.mechspec.spec.Stress;
 
 /**
  * The OAL contracts (DESIGN §8). Seeded halves share one protocol run per (backend, seed), cached below; property
@@ -61,11 +62,11 @@ class OalContracts {
 
     private static double fp64Threshold(SeedRun run) {
         for (JsonNode c : run.manifest().root().path("checks")) {
-            if (c.path("name").asText().equals(run.check())) {
+            if (c.path("name").asText().equals(run.checkName())) {
                 return c.path("fp64_threshold").asDouble(Double.NaN);
             }
         }
-        throw new IllegalStateException("no check " + run.check());
+        throw new IllegalStateException("no check " + run.checkName());
     }
 
     // ------------------------------------------------------------ recurrent_dense_equivalence
@@ -88,7 +89,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "recurrent_dense_equivalence")
     @Test
     void recurrentEqualsDenseEqualsOracleOverShapes() {
-        qt().withExamples(40).forAll(longs().all(), integers().between(1, 24), integers().between(0, 4), integers().between(1, 3))
+        qt().withExamples(Stress.examples(40)).forAll(longs().all(), integers().between(1, 24), integers().between(0, 4), integers().between(1, 3))
                 .checkAssert((seed, seqLen, dimChoice, groupRatio) -> {
                     TinyOal.AgreementCase c = TinyOal.agreementCase(seed, seqLen, dimChoice, groupRatio);
                     RoundingAgreement a = RoundingAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(),
@@ -117,7 +118,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "kernel_positive_for_any_coefficients")
     @Test
     void kernelPositiveForGeneratedCoefficients() {
-        qt().withExamples(60).forAll(longs().all(), doubles().between(0.0, 10.0), integers().between(1, 3))
+        qt().withExamples(Stress.examples(60)).forAll(longs().all(), doubles().between(0.0, 10.0), integers().between(1, 3))
                 .checkAssert((seed, scale, groupCount) -> {
                     LayerSamples s = TinyOal.samples(seed, 1, 12, 2, 1, 16, 1.5);
                     Rng rng = new Rng(seed);
@@ -168,7 +169,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "calibration_gradient_check")
     @Test
     void calibrationGradientOverGeneratedProblems() {
-        qt().withExamples(30).forAll(longs().all(), integers().between(1, 3), doubles().between(0.01, 0.5))
+        qt().withExamples(Stress.examples(30)).forAll(longs().all(), integers().between(1, 3), doubles().between(0.01, 0.5))
                 .checkAssert((seed, groupCount, noise) -> {
                     int g = groupCount == 2 ? 3 : groupCount;
                     LayerSamples s = TinyOal.samples(seed, 2, 9, 2, 1, 16, 1.0);
@@ -197,7 +198,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "converted_block_gradient_check")
     @Test
     void convertedBlockGradientOverGeneratedInputs() {
-        qt().withExamples(20).forAll(longs().all(), integers().between(1, 10)).checkAssert((seed, seqLen) -> {
+        qt().withExamples(Stress.examples(20)).forAll(longs().all(), integers().between(1, 10)).checkAssert((seed, seqLen) -> {
             LayerSamples s = TinyOal.samples(seed, 2, seqLen, 2, 1, 8, 1.0);
             Rng rng = new Rng(seed);
             ConvertedAttention block = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
@@ -229,7 +230,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "grouping_is_deterministic")
     @Test
     void groupingFollowsTheRuleWithTies() {
-        qt().withExamples(200).forAll(longs().all(), integers().between(3, 80), integers().between(1, 4))
+        qt().withExamples(Stress.examples(200)).forAll(longs().all(), integers().between(3, 80), integers().between(1, 4))
                 .checkAssert((seed, d, levels) -> {
                     Rng rng = new Rng(seed);
                     double[] c = new double[2 * d];
@@ -261,7 +262,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "test_isolated_from_selection")
     @Test
     void tinyProtocolRunsKeepTestBlocksIsolated() {
-        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
             OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed, 5), TinyOal.blocks(seed, 32 * 40),
                     TinyOal.blocks(~seed, 32 * 7));
             assertThat(OalChecks.testIsolated(r.roles(), r.ledger())).isTrue();
@@ -286,7 +287,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "matched_lora_budget")
     @Test
     void tinyProtocolRunsMatchTheLoraBudget() {
-        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
             OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed + 7, 5), TinyOal.blocks(seed, 32 * 30),
                     TinyOal.blocks(~seed, 32 * 5));
             assertThat(OalChecks.matchedBudget(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS,
@@ -311,7 +312,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "lora_steps_move_adapters")
     @Test
     void loraStepsMoveAdaptersOfTinyModels() {
-        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
             MatchedLora.Adapted a = TinyOal.Adaptation.of(seed).adapted();
             assertThat(DefinitionChecks.loraStepsMoveAdapters(a.softmaxRecord(), a.convertedRecord(), OalProtocol.LORA_STEPS))
                     .as("step changes: softmax %s, OAL %s", a.softmaxRecord().stepChanges, a.convertedRecord().stepChanges)
@@ -335,7 +336,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "converted_layer_is_calibrated_oal")
     @Test
     void convertedLayerOfTinyAdaptationsIsItsOal() {
-        qt().withExamples(3).forAll(longs().between(0, 1000)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
             TinyOal.Adaptation a = TinyOal.Adaptation.of(seed);
             DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(a.adapted().converted(), a.blocks(),
                     new int[] {0, 1}, a.groups(), Grouping.GROUPS, a.factors());
@@ -360,7 +361,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "calibration_lowers_loss")
     @Test
     void calibrationObjectiveIsTheDefinedLoss() {
-        qt().withExamples(30).forAll(longs().all(), integers().between(1, 12), doubles().between(0.2, 3.0), integers().between(0, 1))
+        qt().withExamples(Stress.examples(30)).forAll(longs().all(), integers().between(1, 12), doubles().between(0.2, 3.0), integers().between(0, 1))
                 .checkAssert((seed, seqLen, scale, global) -> {
                     LayerSamples s = TinyOal.samples(seed, 2, seqLen, 2, 1, 16, scale);
                     Rng rng = new Rng(seed);
@@ -378,7 +379,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "calibration_lowers_loss")
     @Test
     void adamLowersALossWhoseMinimumIsOutOfReach() {
-        qt().withExamples(100).forAll(longs().all(), integers().between(0, 1)).checkAssert((seed, global) -> {
+        qt().withExamples(Stress.examples(100)).forAll(longs().all(), integers().between(0, 1)).checkAssert((seed, global) -> {
             int side = global == 1 ? 2 : Grouping.GROUPS + 1;
             Rng rng = new Rng(seed);
             double[] start = TinyOal.factors(rng, 1, side - 1, 0.3)[0];
@@ -403,7 +404,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "grouping_contributions_match_definition")
     @Test
     void groupingContributionsMatchDefinitionOverShapes() {
-        qt().withExamples(60).forAll(longs().all(), integers().between(1, 20), integers().between(3, 40), integers().between(1, 3))
+        qt().withExamples(Stress.examples(60)).forAll(longs().all(), integers().between(1, 20), integers().between(3, 40), integers().between(1, 3))
                 .checkAssert((seed, seqLen, d, ratio) -> {
                     int kv = 1 + (int) Math.floorMod(seed, 2L);
                     LayerSamples s = TinyOal.samples(seed, 1 + (int) Math.floorMod(seed >> 2, 3L), seqLen, kv * ratio, kv, d,
@@ -444,7 +445,7 @@ class OalContracts {
     @Test
     void negativeResultsCompleteOverGeneratedTables() {
         Manifest manifest = ManifestLoader.forPaper(PAPER);
-        qt().withExamples(300).forAll(longs().all(), integers().between(1, 5)).checkAssert((seed, seeds) -> {
+        qt().withExamples(Stress.examples(300)).forAll(longs().all(), integers().between(1, 5)).checkAssert((seed, seeds) -> {
             Map<Long, Map<String, Object>> table = generatedTable(new Rng(seed), seeds);
             assertThat(OalChecks.negativeResultsComplete(manifest, table, OalClaims.judge(manifest, table))).isTrue();
         });
@@ -524,7 +525,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "oal_dense_cuda_flash_rule")
     @Test
     void cpuDenseTwinWithinFp64NoiseOfOracle() {
-        qt().withExamples(25).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
+        qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
             FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, true);
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
@@ -534,7 +535,7 @@ class OalContracts {
     @Contract(paper = PAPER, check = "oal_recurrent_cuda_flash_rule")
     @Test
     void cpuRecurrentTwinWithinFp64NoiseOfOracle() {
-        qt().withExamples(25).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
+        qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
             FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, true);
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());

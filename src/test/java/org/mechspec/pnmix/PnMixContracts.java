@@ -22,6 +22,7 @@ import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
+import org.mechspec.spec.Stress;
 import org.quicktheories.core.Gen;
 import org.quicktheories.generators.Generate;
 
@@ -72,7 +73,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "byte_accounting_exact")
     @Test
     void bytesOfRealBuffersEqualTheBudgetOverLengthsHeadsAndWidths() {
-        qt().withExamples(40).forAll(lengths(), kvShapes(), widths(), longs().all()).checkAssert((n, shape, bits, seed) -> {
+        qt().withExamples(Stress.examples(40)).forAll(lengths(), kvShapes(), widths(), longs().all()).checkAssert((n, shape, bits, seed) -> {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], 32, 128, 33, 0, bits[0], bits[1], bits[2]);
             PairMask mask = PnMixFixtures.randomMask(c, seed);
             int[] keyBits = mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits());
@@ -99,7 +100,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "token_accounting_exact")
     @Test
     void tokenSplitFollowsSinkAndGroupBoundaries() {
-        qt().withExamples(40).forAll(lengths(), integers().between(0, 40), Generate.pick(List.of(1, 2, 8, 32, 128)), longs().all())
+        qt().withExamples(Stress.examples(40)).forAll(lengths(), integers().between(0, 40), Generate.pick(List.of(1, 2, 8, 32, 128)), longs().all())
                 .checkAssert((n, sink, group, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2, 1, 4, sink, group, sink + 1, 0, 3, 1, 2);
                     PairMask mask = PnMixFixtures.randomMask(c, seed);
@@ -127,7 +128,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "sink_keys_exact")
     @Test
     void sinkTokensReadBackBitForBit() {
-        qt().withExamples(30).forAll(lengths(), integers().between(0, 40), kvShapes(), longs().all()).checkAssert((n, sink, shape, seed) -> {
+        qt().withExamples(Stress.examples(30)).forAll(lengths(), integers().between(0, 40), kvShapes(), longs().all()).checkAssert((n, sink, shape, seed) -> {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], sink, 8, sink + 1, 0, 3, 1, 2);
             double[][] truth = new double[2][];
             StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
@@ -168,7 +169,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "saliency_computed_once")
     @Test
     void saliencyRunsOnceWhateverTheDecodeLength() {
-        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
                 assertThat(PnMixChecks.saliencyComputedOnce(smallRun(c, seed))).isTrue());
     }
 
@@ -184,7 +185,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "mask_unchanged_after_decode")
     @Test
     void maskBytesSurviveAnyDecodeLength() {
-        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
                 assertThat(PnMixChecks.maskUnchangedAfterDecode(smallRun(c, seed))).isTrue());
     }
 
@@ -203,7 +204,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "saliency_mask_follows_pair_scores")
     @Test
     void saliencyPicksTopPairsWithTiesToLowerIndex() {
-        qt().withExamples(30).forAll(smallProtocols(), longs().all(), Generate.booleans()).checkAssert((c, seed, tie) -> {
+        qt().withExamples(Stress.examples(30)).forAll(smallProtocols(), longs().all(), Generate.booleans()).checkAssert((c, seed, tie) -> {
             Projections t = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
             if (tie) { // pair 1 a copy of pair 0 in every q and k head: equal scores, pair 0 must win
                 copyPair(t.q(), c.model().headDim());
@@ -246,7 +247,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "rope_pair_norm_invariance")
     @Test
     void ropeKeepsEveryPairNormInBothLayouts() {
-        qt().withExamples(200).forAll(Generate.pick(List.of(2, 4, 8, 32, 64, 128)), integers().between(0, 200_000),
+        qt().withExamples(Stress.examples(200)).forAll(Generate.pick(List.of(2, 4, 8, 32, 64, 128)), integers().between(0, 200_000),
                 Generate.enumValues(PairLayout.class), longs().all()).checkAssert((d, pos, layout, seed) -> {
                     double[] x = new Rng(seed).normals(2 * d, 0, 10);
                     double[] y = x.clone();
@@ -293,7 +294,7 @@ class PnMixContracts {
             }
             return x;
         });
-        qt().withExamples(300).forAll(groups, integers().between(1, 8)).checkAssert((x, bits) -> {
+        qt().withExamples(Stress.examples(300)).forAll(groups, integers().between(1, 8)).checkAssert((x, bits) -> {
             CpuPackedCacheOps ops = new CpuPackedCacheOps();
             PackedBlock b = ops.quantizePerChannel(x, x.length, new int[] {bits}, OneBitLevels.CONDITIONAL_MEANS);
             int[] codes = ops.unpackPerChannel(b.codes(), x.length, new int[] {bits});
@@ -322,7 +323,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "pack_unpack_roundtrip")
     @Test
     void codesOfOneToEightBitsSurvivePackAndUnpack() {
-        qt().withExamples(200).forAll(integers().between(1, 40), integers().between(1, 6), integers().between(1, 8), longs().all())
+        qt().withExamples(Stress.examples(200)).forAll(integers().between(1, 40), integers().between(1, 6), integers().between(1, 8), longs().all())
                 .checkAssert((tokens, channels, tokenBits, seed) -> {
                     Rng r = new Rng(seed);
                     int[] bits = new int[channels];
@@ -359,7 +360,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
     @Test
     void packedAttentionEqualsAttentionOverTheDequantizedCache() {
-        qt().withExamples(40).forAll(integers().between(1, 300), kvShapes(), integers().between(1, 6), longs().all())
+        qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 300), kvShapes(), integers().between(1, 6), longs().all())
                 .checkAssert((n, shape, queries, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2 * shape[0], shape[0], shape[1], 5, 16, 6, 0, 3, 1, 2);
                     StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
@@ -393,7 +394,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
     @Test
     void batchedCausalCallReproducesOnlineCallsOverUnchangedStorage() {
-        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
                 assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(smallRun(c, seed), 1e-12)).isTrue());
     }
 
@@ -409,7 +410,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "attention_calls_counted")
     @Test
     void oneCallPerStepPlusOneBatched() {
-        qt().withExamples(20).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
                 assertThat(PnMixChecks.attentionCallsCounted(smallRun(c, seed))).isTrue());
     }
 
@@ -427,7 +428,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "pair_saliency_beats_random_mask")
     @Test
     void saliencyBeatsRandomMasksWhenPairScalesDiffer() {
-        qt().withExamples(6).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(6)).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
             PnMixExperiment e = PlantedPairs.experiment(seed);
             assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("KL %s vs %s", e.main().quality().attentionKl(), e.randomMaskKlMean()).isTrue();
         });
@@ -455,7 +456,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
     @Test
     void mixedBeatsUniformOnAverageWhenPairScalesDiffer() {
-        qt().withExamples(1).forAll(lists().of(longs().between(0, 1L << 40)).ofSize(6)).checkAssert(seeds -> {
+        qt().withExamples(Stress.examples(1)).forAll(lists().of(longs().between(0, 1L << 40)).ofSize(6)).checkAssert(seeds -> {
             double mixedKl = 0;
             double uniformKl = 0;
             int wins = 0;
@@ -489,7 +490,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "same_seed_metrics_identical")
     @Test
     void smallRunsRepeatBitForBit() {
-        qt().withExamples(10).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(10)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
                 assertThat(PnMixChecks.metricsIdentical(smallRun(c, seed).metrics(), smallRun(c, seed).metrics())).isTrue());
     }
 
@@ -557,7 +558,7 @@ class PnMixContracts {
     @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
     @Test
     void cpuFp32PackedAttentionWithinNoiseOfTheOracle() {
-        qt().withExamples(30).forAll(longs().all()).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(30)).forAll(longs().all()).checkAssert(seed -> {
             PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
             CpuPackedCacheOps cpu = new CpuPackedCacheOps();
             double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
@@ -580,6 +581,7 @@ class PnMixContracts {
     }
 
     static void flashRuleHolds(FlashRule.Verdict v) {
+        Stress.figure("max_error", v.maxError(), "<=", v.bound(), () -> v);
         assertThat(v.holds()).as("%s", v).isTrue();
     }
 }

@@ -14,6 +14,7 @@ import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
+import org.mechspec.spec.Stress;
 import org.quicktheories.core.Gen;
 import org.quicktheories.generators.Generate;
 
@@ -56,7 +57,7 @@ class PnMixDefinitionContracts {
     @Contract(paper = PAPER, check = "rope_rotation_angles_exact")
     @Test
     void ropeRotatesEveryPairByPositionTimesOmega() {
-        qt().withExamples(200).forAll(Generate.pick(List.of(2, 4, 8, 32, 128)), integers().between(0, 200_000),
+        qt().withExamples(Stress.examples(200)).forAll(Generate.pick(List.of(2, 4, 8, 32, 128)), integers().between(0, 200_000),
                 Generate.pick(List.of(10000.0, 1.0e6, 1.5)), longs().all())
                 .checkAssert((d, pos, theta, seed) -> {
                     PairLayout layout = seed % 2 == 0 ? PairLayout.ADJACENT : PairLayout.HALF_SPLIT;
@@ -69,7 +70,7 @@ class PnMixDefinitionContracts {
                     assertThat(dev.holds()).as("%s", dev).isTrue();
                 });
         // The layer itself: its q and k after RoPE are the definition's rotation of its q and k before.
-        qt().withExamples(30).forAll(smallLayers(), longs().all()).checkAssert((c, seed) -> {
+        qt().withExamples(Stress.examples(30)).forAll(smallLayers(), longs().all()).checkAssert((c, seed) -> {
             Projections p = smallTruth(c, seed);
             assertThat(RopeChecks.rotation(p, c.model().ropeTheta(), c.model().layout()).holds()).isTrue();
             assertThat(RopeChecks.fp16TruthMismatches(p)).isZero();
@@ -91,7 +92,7 @@ class PnMixDefinitionContracts {
     @Test
     void ropeDotDependsOnlyOnTheDistance() {
         Gen<int[]> positions = integers().between(0, 100_000).zip(integers().between(0, 100_000), (m, n) -> new int[] {m, n});
-        qt().withExamples(200).forAll(Generate.pick(List.of(2, 4, 8, 32, 128)), positions, integers().between(0, 100_000), longs().all())
+        qt().withExamples(Stress.examples(200)).forAll(Generate.pick(List.of(2, 4, 8, 32, 128)), positions, integers().between(0, 100_000), longs().all())
                 .checkAssert((d, mn, shift, seed) -> {
                     int m = mn[0];
                     int n = mn[1];
@@ -109,7 +110,7 @@ class PnMixDefinitionContracts {
                         assertThat(dev.holds()).as("shift %d: %s", s, dev).isTrue();
                     }
                 });
-        qt().withExamples(30).forAll(smallLayers(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(30)).forAll(smallLayers(), longs().all()).checkAssert((c, seed) ->
                 assertThat(RopeChecks.relativePosition(smallTruth(c, seed), c.model().ropeTheta(), c.model().layout()).holds()).isTrue());
     }
 
@@ -128,7 +129,7 @@ class PnMixDefinitionContracts {
     @Contract(paper = PAPER, check = "layer_projections_match_definition")
     @Test
     void layerProjectsTokensThroughTheDrawnWeights() {
-        qt().withExamples(40).forAll(smallLayers(), longs().all()).checkAssert((c, seed) ->
+        qt().withExamples(Stress.examples(40)).forAll(smallLayers(), longs().all()).checkAssert((c, seed) ->
                 assertThat(StreamChecks.projectionMismatches(smallTruth(c, seed), PnMixFixtures.syntheticTokens(seed + 1,
                         c.totalTokens()), seed, c)).isZero());
     }
@@ -162,7 +163,7 @@ class PnMixDefinitionContracts {
     @Test
     void randomMasksAreFisherYatesDrawsWithEveryHeadsShare() {
         Gen<int[]> shapes = integers().between(1, 4).zip(integers().between(1, 32), (h, p) -> new int[] {h, p});
-        qt().withExamples(200).forAll(longs().all(), integers().between(1, 10), shapes, integers().between(0, 100))
+        qt().withExamples(Stress.examples(200)).forAll(longs().all(), integers().between(1, 10), shapes, integers().between(0, 100))
                 .checkAssert((seed, count, shape, percent) -> {
                     int heads = shape[0];
                     int pairs = shape[1];
@@ -176,7 +177,7 @@ class PnMixDefinitionContracts {
                     }
                 });
         // End to end: the experiment's masks continue the seed's stream after the layer.
-        qt().withExamples(4).forAll(longs().all()).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(4)).forAll(longs().all()).checkAssert(seed -> {
             PnMixConfig c = PlantedPairs.config();
             PnMixExperiment e = PnMixExperiment.run(seed, PnMixFixtures.syntheticTokens(seed + 1, c.totalTokens()), "synthetic", c,
                     CpuBackend.INSTANCE);
@@ -200,7 +201,7 @@ class PnMixDefinitionContracts {
     @Contract(paper = PAPER, check = "figures_match_definition")
     @Test
     void figuresOfSmallRunsMatchTheirDefinitions() {
-        qt().withExamples(20).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
+        qt().withExamples(Stress.examples(20)).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
             Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
             PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, false)
                     .run(truth, KeyPlan.saliency());
@@ -208,7 +209,7 @@ class PnMixDefinitionContracts {
                 assertThat(f.holds()).as("%s", f).isTrue();
             }
         });
-        qt().withExamples(3).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
+        qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
             for (FigureChecks.Figure f : FigureChecks.figures(PlantedPairs.experiment(seed))) {
                 assertThat(f.holds()).as("%s", f).isTrue();
             }

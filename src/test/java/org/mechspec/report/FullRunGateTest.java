@@ -70,6 +70,15 @@ class FullRunGateTest {
     }
 
     @Test
+    void everySeededHalfIsAFullRunWhateverElseTheGroupsAdd() {
+        assertThatThrownBy(() -> gate("groups=seeded | cuda")).hasMessageContaining("missing from a full run");
+        assertThat(ReportGate.everySeededHalf("seeded|cuda")).isTrue();
+        assertThat(ReportGate.everySeededHalf("cuda, seeded")).isTrue();
+        assertThat(ReportGate.everySeededHalf("seeded & fold-bias")).isFalse();
+        assertThat(ReportGate.everySeededHalf("seededish")).isFalse();
+    }
+
+    @Test
     void aPartialRunOrAnExplicitOptOutPasses() {
         assertThatCode(() -> gate("groups=ran")).doesNotThrowAnyException();
         assertThatCode(() -> gate("seeds=42")).doesNotThrowAnyException();

@@ -190,6 +190,14 @@ public final class ReportListener implements TestExecutionListener {
                 errors.add("run summary not written: " + firstLine(e));
             }
         }
+        if (org.mechspec.spec.Stress.active()) {
+            try {
+                org.mechspec.spec.Stress.write(java.nio.file.Files.createDirectories(out.toAbsolutePath().getParent().resolve("stress")))
+                        .forEach(f -> System.out.println("[mechspec] stress: wrote " + f));
+            } catch (IOException | RuntimeException e) {
+                errors.add("stress ledger not written: " + firstLine(e));
+            }
+        }
         writeErrors(out);
         // JUnit keeps an aborted test's reason to itself; without these lines a run without a GPU or data looks complete.
         skipReasons.forEach((why, n) -> System.out.println("[mechspec] skipped " + n + " test(s): " + why));

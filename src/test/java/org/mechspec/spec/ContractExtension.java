@@ -33,8 +33,8 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
             property(invocation, call.getExecutable(), context);
             return;
         }
-        label(run.manifest().paper(), run.check(), "seed " + run.seed());
-        explain(run.manifest(), run.check());
+        label(run.manifest().paper(), run.checkName(), "seed " + run.seed());
+        explain(run.manifest(), run.checkName());
         if (run.backend() instanceof UnavailableBackend unavailable) {
             throw new TestAbortedException(unavailable.reason());
         }
@@ -44,7 +44,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         try {
             invocation.proceed();
             for (String missing : AllureFigures.unrecorded(run)) {
-                throw new AssertionError(run.manifest().paper() + "/" + run.check() + ": declared figure " + missing
+                throw new AssertionError(run.manifest().paper() + "/" + run.checkName() + ": declared figure " + missing
                         + " was not recorded on seed " + run.seed() + " (" + run.backend().name() + ")");
             }
         } finally {
@@ -71,7 +71,16 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         label(c.paper(), c.check(), "property");
         explain(manifest, c.check());
         context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
-        invocation.proceed();
+        Stress.enter(c.paper(), c.check());
+        Throwable failure = null;
+        try {
+            invocation.proceed();
+        } catch (Throwable t) {
+            failure = t;
+            throw t;
+        } finally {
+            Stress.leave(failure);
+        }
     }
 
     /** A property half may take a {@link PropertyRun}: its check's manifest and threshold. */

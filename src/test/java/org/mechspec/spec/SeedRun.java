@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -78,7 +79,8 @@ public final class SeedRun {
         return manifest;
     }
 
-    public String check() {
+    /** The check this invocation judges (run.check() asserts it). */
+    public String checkName() {
         return check;
     }
 
@@ -89,6 +91,69 @@ public final class SeedRun {
             throw new ManifestException(manifest.file() + ": check '" + check + "' declares no 'threshold'");
         }
         return t;
+    }
+
+    /**
+     * The paper's protocol on this seed and backend, run once per launch and shared by every check of the seed: the
+     * one per-(backend, seed) helper a paper needs ({@code run.protocol(KiviResult.class, KiviProtocol::run)}).
+     */
+    public <T> T protocol(Class<T> type, java.util.function.BiFunction<Long, Backend, T> protocol) {
+        return shared("protocol:" + type.getName(), type, () -> protocol.apply(seed, backend));
+    }
+
+    /**
+     * Records every component of {@code measured} whose snake_case name is a declared metric ({@code keyBytes} →
+     * {@code key_bytes}; numbers and booleans), so a protocol's result record is recorded in one call. Components that
+     * are not metrics (arrays, intermediates) are left alone; naming none is an error, since then nothing was recorded.
+     */
+    public SeedRun metrics(Record measured) {
+        int recorded = 0;
+        for (java.lang.reflect.RecordComponent c : measured.getClass().getRecordComponents()) {
+            String name = c.getName().replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
+            if (!manifest.metrics().containsKey(name)) {
+                continue;
+            }
+            Object v;
+            try {
+                c.getAccessor().setAccessible(true);
+                v = c.getAccessor().invoke(measured);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot read " + c.getName() + " of " + measured.getClass().getSimpleName(), e);
+            }
+            if (v instanceof Boolean b) {
+                metric(name, b);
+            } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+                metric(name, ((Number) v).longValue());
+            } else if (v instanceof Number n) {
+                metric(name, n.doubleValue());
+            } else {
+                throw new IllegalStateException(measured.getClass().getSimpleName() + "." + c.getName() + " is declared metric '" + name
+                        + "' but holds " + (v == null ? "null" : v.getClass().getSimpleName()) + ", not a number or boolean");
+            }
+            recorded++;
+        }
+        if (recorded == 0) {
+            throw new IllegalStateException(measured.getClass().getSimpleName() + " has no component named like a metric of "
+                    + manifest.paper() + " " + manifest.metrics().keySet());
+        }
+        return this;
+    }
+
+    /**
+     * Asserts the check's declared figures (the manifest's {@code figures}: metric, comparison, bound) on what this
+     * seed recorded: each comparison is written once, in the manifest. A failure names every figure that does not hold.
+     */
+    public void check() {
+        List<Figures.Outcome> figures = Figures.evaluate(manifest, check, metrics);
+        if (figures.isEmpty()) {
+            throw new ManifestException(manifest.file() + ": check '" + check + "' declares no figures, so run.check() has"
+                    + " nothing to judge: declare them, or pass the condition with run.check(holds)");
+        }
+        List<String> failing = figures.stream().filter(f -> !f.holds()).map(Figures.Outcome::line).toList();
+        if (!failing.isEmpty()) {
+            throw new AssertionError(manifest.paper() + "/" + check + " does not hold on seed " + seed + " (" + backend.name()
+                    + "): " + String.join("; ", failing));
+        }
     }
 
     /**

@@ -1,0 +1,117 @@
+package org.mechspec.spec;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * A check's declared figures ({@code figures} in the manifest: metric, comparison, bound) evaluated on recorded
+ * metrics. This is the assertion of {@link SeedRun#check()} and the judge of a property example, so each comparison is
+ * written once, in the manifest.
+ */
+public final class Figures {
+    private Figures() {
+    }
+
+    /** One figure on one seed or example: {@code value op bound}; a metric not recorded is NaN and never holds. */
+    public record Outcome(String metric, double value, String op, double bound) {
+        public boolean holds() {
+            return !Double.isNaN(value) && !Double.isNaN(bound) && Figures.holds(value, op, bound);
+        }
+
+        /**
+         * How far the figure is from failing, in units of its bound's scale: positive holds, zero at the bound, negative
+         * fails ({@code (bound - value) / max(|bound|, |value|, tiny)} for {@code <=}, mirrored for {@code >=}; an
+         * equality is 1 when it holds exactly, -1 otherwise).
+         */
+        public double margin() {
+            if (Double.isNaN(value) || Double.isNaN(bound)) {
+                return Double.NEGATIVE_INFINITY;
+            }
+            double scale = Math.max(Double.MIN_NORMAL, Math.max(Math.abs(bound), Math.abs(value)));
+            return switch (op) {
+                case "<=", "<" -> (bound - value) / scale;
+                case ">=", ">" -> (value - bound) / scale;
+                default -> value == bound ? 1 : -1;
+            };
+        }
+
+        public String line() {
+            return metric + " = " + (Double.isNaN(value) ? "not recorded" : number(value)) + " " + symbol(op) + " "
+                    + (Double.isNaN(bound) ? "(a metric of the bound was not recorded)" : number(bound));
+        }
+    }
+
+    /** Every declared figure of {@code check} on {@code metrics} (empty when the check declares none). */
+    public static List<Outcome> evaluate(Manifest manifest, String check, Map<String, ?> metrics) {
+        double threshold = manifest.check(check).threshold();
+        List<Outcome> out = new ArrayList<>();
+        for (JsonNode f : declared(manifest, check)) {
+            String metric = f.path("metric").asText();
+            double value = metrics.get(metric) instanceof Number n ? n.doubleValue() : Double.NaN;
+            double bound;
+            try {
+                bound = bound(f.path("bound").asText(), threshold, metrics);
+            } catch (NumberFormatException e) {
+                bound = Double.NaN;
+            }
+            out.add(new Outcome(metric, value, f.path("op").asText(), bound));
+        }
+        return out;
+    }
+
+    /** Whether every declared figure holds (false when the check declares none: nothing was judged). */
+    public static boolean hold(Manifest manifest, String check, Map<String, ?> metrics) {
+        List<Outcome> o = evaluate(manifest, check, metrics);
+        return !o.isEmpty() && o.stream().allMatch(Outcome::holds);
+    }
+
+    static Iterable<JsonNode> declared(Manifest manifest, String check) {
+        for (JsonNode c : manifest.root().path("checks")) {
+            if (c.path("name").asText().equals(check)) {
+                return c.path("figures");
+            }
+        }
+        return List.of();
+    }
+
+    /** A bound: a product of factors, each a number, {@code threshold}, {@code -threshold} or a recorded metric. */
+    static double bound(String spec, double threshold, Map<String, ?> metrics) {
+        double product = 1;
+        for (String factor : spec.split("\\*")) {
+            String f = factor.trim();
+            if (f.equals("threshold") || f.equals("-threshold")) {
+                product *= f.startsWith("-") ? -threshold : threshold;
+            } else if (metrics.get(f) instanceof Number n) {
+                product *= n.doubleValue();
+            } else {
+                product *= Double.parseDouble(f);
+            }
+        }
+        return product;
+    }
+
+    static boolean holds(double value, String op, double bound) {
+        return switch (op) {
+            case "<=" -> value <= bound;
+            case ">=" -> value >= bound;
+            case "<" -> value < bound;
+            case ">" -> value > bound;
+            default -> value == bound;
+        };
+    }
+
+    static String symbol(String op) {
+        return switch (op) {
+            case "<=" -> "≤";
+            case ">=" -> "≥";
+            default -> op;
+        };
+    }
+
+    static String number(double x) {
+        return x == Math.rint(x) && Math.abs(x) < 1e15 ? Long.toString((long) x) : String.format(Locale.ROOT, "%.4g", x);
+    }
+}
