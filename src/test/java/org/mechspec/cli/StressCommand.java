@@ -88,7 +88,7 @@ final class StressCommand implements Callable<Integer> {
                 .filters(TagFilter.includeTags("contract"), TagFilter.includeTags(paper), TagFilter.excludeTags("launcher-fixture"),
                         propertyHalvesOf(paper, check))
                 .build();
-        ScopedLaunch.execute(request, properties, out.toAbsolutePath().resolve("allure-results"), summary);
+        org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request, properties, out.toAbsolutePath().resolve("allure-results"), summary);
         var ledger = Stress.byPaper().getOrDefault(paper, Map.of());
         if (ledger.isEmpty()) {
             throw new InputException(paper + (check == null ? "" : "/" + check) + " has no property half to stress");

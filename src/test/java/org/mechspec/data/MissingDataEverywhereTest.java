@@ -18,6 +18,7 @@ import org.junit.platform.launcher.TestIdentifier;
 import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
 import org.junit.platform.launcher.core.LauncherFactory;
+import org.mechspec.spec.ScopedLaunch;
 
 /**
  * A data folder without Qwen's tokenizer.json: every test that reads it is skipped with the data layer's line (which
@@ -44,37 +45,21 @@ class MissingDataEverywhereTest {
     /** Runs the classes in a launcher of their own (no reporter, Allure kept apart) with the data folder given. */
     static Map<String, TestExecutionResult> launch(Path dataDir, String... classes) {
         Map<String, TestExecutionResult> results = new HashMap<>();
-        Map<String, String> saved = new HashMap<>();
-        Map.of("mechspec.data.dir", dataDir.toString(), "mechspec.backend", "cpu")
-                .forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
-        io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
-        io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(
-                new io.qameta.allure.FileSystemResultsWriter(dataDir.resolveSibling("allure"))));
-        try {
-            List<org.junit.platform.engine.DiscoverySelector> selectors = new ArrayList<>();
-            for (String c : classes) {
-                selectors.add(selectClass(c));
-            }
-            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
-                            .addTestExecutionListeners(new TestExecutionListener() {
-                                @Override
-                                public void executionFinished(TestIdentifier id, TestExecutionResult result) {
-                                    if (id.isTest()) {
-                                        results.put(id.getUniqueId(), result);
-                                    }
-                                }
-                            }).build())
-                    .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectors).build());
-        } finally {
-            io.qameta.allure.Allure.setLifecycle(outer);
-            saved.forEach((k, v) -> {
-                if (v == null) {
-                    System.clearProperty(k);
-                } else {
-                    System.setProperty(k, v);
-                }
-            });
+        List<org.junit.platform.engine.DiscoverySelector> selectors = new ArrayList<>();
+        for (String c : classes) {
+            selectors.add(selectClass(c));
         }
+        TestExecutionListener collect = new TestExecutionListener() {
+            @Override
+            public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+                if (id.isTest()) {
+                    results.put(id.getUniqueId(), result);
+                }
+            }
+        };
+        ScopedLaunch.execute(LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false).build()),
+                LauncherDiscoveryRequestBuilder.request().selectors(selectors).build(),
+                Map.of("mechspec.data.dir", dataDir.toString(), "mechspec.backend", "cpu"), dataDir.resolveSibling("allure"), collect);
         return results;
     }
 }

@@ -2,7 +2,6 @@ package org.mechspec.report;
 
 import static org.junit.platform.engine.discovery.DiscoverySelectors.selectClass;
 
-import java.util.HashMap;
 import java.util.Map;
 import org.junit.platform.launcher.core.LauncherConfig;
 import org.junit.platform.launcher.core.LauncherDiscoveryRequestBuilder;
@@ -14,26 +13,12 @@ final class FixtureLauncher {
     }
 
     static void run(Class<?> fixture, Map<String, String> properties, org.junit.platform.launcher.TestExecutionListener... others) {
-        Map<String, String> saved = new HashMap<>();
-        properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
-        // The fixture's own Allure calls (its contracts' labels and steps) must not land on the test that launches it.
-        io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
-        io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(new io.qameta.allure.FileSystemResultsWriter(
-                java.nio.file.Path.of(System.getProperty("allure.results.directory", "target/fixture-allure-results")))));
-        try {
-            // Only our listener: Allure's would write the fixture's deliberate failures into the real report.
-            LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
-                            .addTestExecutionListeners(new ReportListener()).addTestExecutionListeners(others).build())
-                    .execute(LauncherDiscoveryRequestBuilder.request().selectors(selectClass(fixture)).build());
-        } finally {
-            io.qameta.allure.Allure.setLifecycle(outer);
-            saved.forEach((k, v) -> {
-                if (v == null) {
-                    System.clearProperty(k);
-                } else {
-                    System.setProperty(k, v);
-                }
-            });
-        }
+        // Only our listener: Allure's would write the fixture's deliberate failures into the real report; the fixture's
+        // own Allure calls (its contracts' labels and steps) go to a results folder of their own.
+        org.mechspec.spec.ScopedLaunch.execute(LauncherFactory.create(LauncherConfig.builder().enableTestExecutionListenerAutoRegistration(false)
+                        .addTestExecutionListeners(new ReportListener()).addTestExecutionListeners(others).build()),
+                LauncherDiscoveryRequestBuilder.request().selectors(selectClass(fixture)).build(), properties,
+                java.nio.file.Path.of(properties.getOrDefault("allure.results.directory",
+                        System.getProperty("allure.results.directory", "target/fixture-allure-results"))));
     }
 }

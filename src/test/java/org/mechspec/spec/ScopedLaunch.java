@@ -1,28 +1,28 @@
-package org.mechspec.cli;
+package org.mechspec.spec;
 
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.platform.launcher.LauncherDiscoveryRequest;
 import org.junit.platform.launcher.TestExecutionListener;
-import org.junit.platform.launcher.core.LauncherFactory;
+import org.junit.platform.launcher.Launcher;
 
 /**
  * One launch of the contracts under the system properties the reporter and contracts read, restored afterwards, with
  * Allure's results sent to the run's own folder (also when a test runs a command inside another launch).
  */
-final class ScopedLaunch {
+public final class ScopedLaunch {
     private ScopedLaunch() {
     }
 
-    static void execute(LauncherDiscoveryRequest request, Map<String, String> properties, Path allureResults,
-                        TestExecutionListener... listeners) {
+    public static void execute(Launcher launcher, LauncherDiscoveryRequest request, Map<String, String> properties, Path allureResults,
+                               TestExecutionListener... listeners) {
         Map<String, String> saved = new HashMap<>();
         properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
         io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
         io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(new io.qameta.allure.FileSystemResultsWriter(allureResults)));
         try {
-            LauncherFactory.create().execute(request, listeners);
+            launcher.execute(request, listeners);
         } finally {
             io.qameta.allure.Allure.setLifecycle(outer);
             saved.forEach((k, v) -> {
