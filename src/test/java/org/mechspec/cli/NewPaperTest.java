@@ -47,7 +47,9 @@ class NewPaperTest {
         assertThat(m.sources()).containsExactlyInAnyOrderElementsOf(ExecutedSources.of(root, "twobitkv"));
         String contracts = Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java"));
         assertThat(contracts).contains("@Tag(\"two-bit-kv\")", "@Contract(paper = \"two-bit-kv\", check = \"example_check\")",
-                "void exampleCheck(SeedRun run)", "void exampleCheckProperty(PropertyRun run)", "fail(\"not written yet: run TwoBitKvProtocol.run(");
+                "void exampleCheck(SeedRun run)", "void exampleCheckProperty(PropertyRun run)",
+                "run.metrics(run.protocol(TwoBitKvProtocol.Result.class, TwoBitKvProtocol::run));", "run.check();",
+                "fail(\"not written yet: check example_check over generated inputs");
         assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java")))
                 .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\")", "fail(\"not written yet: build a deliberately broken");
     }
@@ -58,7 +60,7 @@ class NewPaperTest {
         Path manifest = root.resolve("contracts/two-bit-kv.json");
         Path contracts = root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java");
         Path protocol = root.resolve("src/main/java/org/mechspec/twobitkv/TwoBitKvProtocol.java");
-        String written = Files.readString(contracts).replaceFirst("fail\\(\"not written yet: run[^;]*;", "run.metric(\"example_error\", 0.0);");
+        String written = Files.readString(contracts).replaceFirst("fail\\(\"not written yet: check[^;]*;", "// the author's property");
         Files.writeString(contracts, written);
         Files.writeString(protocol, "// the author's protocol\n");
         Files.writeString(manifest, Files.readString(manifest).replace("\"checks\": [", "\"checks\": [\n    {\"name\": \"keys_per_channel\", \"description\": \"d\"},"));
@@ -72,6 +74,30 @@ class NewPaperTest {
                 .contains("void keysPerChannel(SeedRun run)", "void keysPerChannelProperty(PropertyRun run)");
         assertThat(Files.readString(protocol)).isEqualTo("// the author's protocol\n");
         assertThat(newPaper("two-bit-kv").out()).contains("nothing written");
+    }
+
+    @Test
+    void startingFromTheAuthorsManifestItWritesTheHalvesOfExactlyItsChecks() throws Exception {
+        Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
+        String mine = Files.readString(Path.of("src/test/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
+                .replace("@key@", "kivi").replace("@sources@", "\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
+                .replaceFirst("(?s)\"checks\": \\[.*?\\],\\s*\"metrics\"", """
+                        "checks": [
+                            {"name": "keys_per_channel", "description": "d", "figures": [{"metric": "key_mse", "op": "<=", "bound": "0.1"}]},
+                            {"name": "byte_accounting_exact", "description": "d", "figures": [{"metric": "bytes_off", "op": "=", "bound": "0"}]}
+                          ],
+                          "metrics\"""".strip());
+        Files.writeString(manifest, mine);
+
+        Cli r = newPaper("kivi");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(r.out()).doesNotContain("wrote contracts/kivi.json");
+        assertThat(Files.readString(manifest)).isEqualTo(mine);
+        String contracts = Files.readString(root.resolve("src/test/java/org/mechspec/kivi/KiviContracts.java"));
+        assertThat(contracts).contains("void keysPerChannel(SeedRun run)", "void byteAccountingExact(SeedRun run)",
+                "void keysPerChannelProperty(PropertyRun run)", "void byteAccountingExactProperty(PropertyRun run)").doesNotContain("example_check", "exampleCheck");
+        assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/kivi/KiviMutantsTest.java")))
+                .contains("check = \"keys_per_channel\"", "check = \"byte_accounting_exact\"").doesNotContain("example_check");
     }
 
     @Test
