@@ -60,7 +60,8 @@ class CheckpointRunTest {
         JsonNode artifact = new ObjectMapper().readTree(out.resolve("reports/oal.cpu.json").toFile());
         JsonNode named = artifact.path("mechspec").path("checkpoint");
         assertThat(named.path("id").asText()).isEqualTo("unpinned");
-        assertThat(new ObjectMapper().convertValue(named.path("files_sha256"), java.util.Map.class))
+        assertThat(new ObjectMapper().convertValue(named.path("files_sha256"),
+                new com.fasterxml.jackson.core.type.TypeReference<java.util.Map<String, String>>() { }))
                 .isEqualTo(CheckpointHashes.ofLoadedFiles(checkpoint));
         assertThat(artifact.path("checkpoint")).isEqualTo(named);
         assertThat(artifact.path("protocol").path("id").asText()).isEqualTo("oal-qwen2.5-base-wikitext2-v1-bpe-block-v1");

@@ -43,7 +43,7 @@ class AllureReportTest {
         Path results = dir.resolve("allure-results");
         Path report = dir.resolve("report");
         runFoldBiasIntoAllure(results);
-        new ReportGenerator(new ConfigurationBuilder().useDefault().build()).generate(report, List.of(results));
+        new ReportGenerator(ConfigurationBuilder.bundled().build()).generate(report, List.of(results));
 
         List<JsonNode> cases = new ArrayList<>();
         try (Stream<Path> files = Files.list(report.resolve("data/test-cases"))) {
