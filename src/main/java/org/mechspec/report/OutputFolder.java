@@ -106,7 +106,6 @@ public final class OutputFolder {
     /** The path with every existing part's links resolved (a path not yet created keeps its missing tail). */
     static Path real(Path path) {
         Path abs = path.toAbsolutePath().normalize();
-        Path tail = abs.getRoot().relativize(abs);
         Path existing = abs;
         while (existing != null && !Files.exists(existing)) {
             existing = existing.getParent();
@@ -117,7 +116,7 @@ public final class OutputFolder {
         try {
             return existing.toRealPath().resolve(existing.relativize(abs)).normalize();
         } catch (IOException e) {
-            return abs.getRoot().resolve(tail);
+            return abs; // unreadable: compared as written
         }
     }
 
