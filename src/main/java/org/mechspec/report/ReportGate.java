@@ -77,8 +77,13 @@ public final class ReportGate {
                 continue;
             }
             if (!Files.exists(committed)) {
-                System.out.println("[mechspec] WARNING: no committed reference " + committed
-                        + "; run with -Dmechspec.updateReports=true to create it");
+                // A full run compares every paper: one without a reference would pass unjudged, so it is a finding there.
+                String line = "no committed reference " + committed + "; run with -Dmechspec.updateReports=true to create it";
+                if (full) {
+                    findings.add(file.getFileName() + ": " + line);
+                } else {
+                    System.out.println("[mechspec] WARNING: " + line);
+                }
                 continue;
             }
             Manifest manifest = ManifestLoader.load(contracts.resolve(freshRun.paper + ".json"));

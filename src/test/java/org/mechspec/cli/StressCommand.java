@@ -124,7 +124,7 @@ final class StressCommand implements Callable<Integer> {
         ledger.forEach((check, e) -> {
             String margin = e.figures == 0 ? "-" : String.format(Locale.ROOT, "%.3g", e.worstMargin);
             String detail = e.figures == 0 ? (e.falsified.isEmpty() ? "held; its property reports no figure" : "FALSIFIED")
-                    : e.worstFigure + " at " + shorten(e.closestInput, 70);
+                    : e.worstFigure + "\n" + " ".repeat(74) + "at " + shorten(e.closestInput, 200);
             b.append(String.format(Locale.ROOT, "%-52s %9d %10s  %s%n", check, e.figures, margin, detail));
         });
         return b.toString().stripTrailing();

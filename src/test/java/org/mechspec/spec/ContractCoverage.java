@@ -36,8 +36,30 @@ public final class ContractCoverage {
 
     /** The findings for the manifests in {@code -Dmechspec.contracts.dir} (default contracts/); empty when covered. */
     public static List<String> findings() {
-        return findings(ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts"))), discoveredTestMethods(),
-                surefireIncludes(Path.of("pom.xml")));
+        List<Manifest> manifests = ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")));
+        List<String> out = findings(manifests, discoveredTestMethods(), surefireIncludes(Path.of("pom.xml")));
+        out.addAll(sourcesFindings(manifests));
+        return out;
+    }
+
+    /**
+     * Each manifest's {@code sources} against what its package executes ({@link ExecutedSources}), so a paper-only run
+     * (-Dgroups=KEY) says so too, not only the full suite's ExecutedSourcesTest.
+     */
+    static List<String> sourcesFindings(List<Manifest> manifests) {
+        List<String> out = new ArrayList<>();
+        for (Manifest m : manifests) {
+            if (m.sources().isEmpty() || !m.sources().get(0).startsWith("src/main/java/org/mechspec/")) {
+                continue; // ExecutedSourcesTest names the missing package entry
+            }
+            Set<String> declared = new TreeSet<>(m.sources());
+            Set<String> executed = ExecutedSources.of(Path.of(m.sources().get(0)).getFileName().toString());
+            if (!declared.equals(executed)) {
+                out.add(m.paper() + ": 'sources' in " + m.file() + " must be exactly what its package executes: " + executed
+                        + " (declared " + declared + ")");
+            }
+        }
+        return out;
     }
 
     static List<String> findings(List<Manifest> manifests, List<Method> tests, List<String> includes) {

@@ -23,6 +23,20 @@ class ContractCoverageTest {
     }
 
     @Test
+    void aManifestWhoseSourcesMissWhatItsPackageExecutesIsAFindingOfEveryContractRun(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        var json = new com.fasterxml.jackson.databind.ObjectMapper().readTree(CONTRACTS.resolve("fold-bias.json").toFile());
+        var sources = (com.fasterxml.jackson.databind.node.ArrayNode) json.get("sources");
+        String dropped = sources.remove(sources.size() - 1).asText();
+        java.nio.file.Files.writeString(dir.resolve("fold-bias.json"), json.toString());
+        Manifest trimmed = ManifestLoader.load(dir.resolve("fold-bias.json"));
+
+        assertThat(ContractCoverage.sourcesFindings(List.of(ManifestLoader.load(CONTRACTS.resolve("fold-bias.json"))))).isEmpty();
+        assertThat(ContractCoverage.sourcesFindings(List.of(trimmed))).singleElement().asString()
+                .startsWith("fold-bias: 'sources' in ").contains("must be exactly what its package executes", dropped);
+    }
+
+    @Test
     void undeclaredChecksAndMissingTestsAndMutantsAreAllReported() throws Exception {
         Manifest kernels = ManifestLoader.load(CONTRACTS.resolve("kernels.json"));
         Method rogue = Rogue.class.getDeclaredMethod("rogue", SeedRun.class);

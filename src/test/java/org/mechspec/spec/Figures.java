@@ -68,6 +68,48 @@ public final class Figures {
         return !o.isEmpty() && o.stream().allMatch(Outcome::holds);
     }
 
+    /** Whether every declared figure holds on a protocol's result record (a mutant test's judgement, as the seeded half's). */
+    public static boolean hold(Manifest manifest, String check, Record measured) {
+        return hold(manifest, check, metricsOf(manifest, measured));
+    }
+
+    /**
+     * The components of {@code measured} whose snake_case names are declared metrics ({@code keyBytes} → {@code
+     * key_bytes}), as Long (integral), Double or Boolean; other components (arrays, intermediates) are left out. Naming
+     * none, or holding a declared metric that is neither a number nor a boolean, is an error.
+     */
+    public static Map<String, Object> metricsOf(Manifest manifest, Record measured) {
+        Map<String, Object> out = new java.util.LinkedHashMap<>();
+        for (java.lang.reflect.RecordComponent c : measured.getClass().getRecordComponents()) {
+            String name = c.getName().replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT);
+            if (!manifest.metrics().containsKey(name)) {
+                continue;
+            }
+            Object v;
+            try {
+                c.getAccessor().setAccessible(true);
+                v = c.getAccessor().invoke(measured);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException("cannot read " + c.getName() + " of " + measured.getClass().getSimpleName(), e);
+            }
+            if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
+                out.put(name, ((Number) v).longValue());
+            } else if (v instanceof Number n) {
+                out.put(name, n.doubleValue());
+            } else if (v instanceof Boolean) {
+                out.put(name, v);
+            } else {
+                throw new IllegalStateException(measured.getClass().getSimpleName() + "." + c.getName() + " is declared metric '" + name
+                        + "' but holds " + (v == null ? "null" : v.getClass().getSimpleName()) + ", not a number or boolean");
+            }
+        }
+        if (out.isEmpty()) {
+            throw new IllegalStateException(measured.getClass().getSimpleName() + " has no component named like a metric of "
+                    + manifest.paper() + " " + manifest.metrics().keySet());
+        }
+        return out;
+    }
+
     static Iterable<JsonNode> declared(Manifest manifest, String check) {
         for (JsonNode c : manifest.root().path("checks")) {
             if (c.path("name").asText().equals(check)) {

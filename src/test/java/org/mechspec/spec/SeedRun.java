@@ -107,35 +107,15 @@ public final class SeedRun {
      * are not metrics (arrays, intermediates) are left alone; naming none is an error, since then nothing was recorded.
      */
     public SeedRun metrics(Record measured) {
-        int recorded = 0;
-        for (java.lang.reflect.RecordComponent c : measured.getClass().getRecordComponents()) {
-            String name = c.getName().replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(java.util.Locale.ROOT);
-            if (!manifest.metrics().containsKey(name)) {
-                continue;
-            }
-            Object v;
-            try {
-                c.getAccessor().setAccessible(true);
-                v = c.getAccessor().invoke(measured);
-            } catch (ReflectiveOperationException e) {
-                throw new IllegalStateException("cannot read " + c.getName() + " of " + measured.getClass().getSimpleName(), e);
-            }
+        Figures.metricsOf(manifest, measured).forEach((name, v) -> {
             if (v instanceof Boolean b) {
                 metric(name, b);
-            } else if (v instanceof Long || v instanceof Integer || v instanceof Short || v instanceof Byte) {
-                metric(name, ((Number) v).longValue());
-            } else if (v instanceof Number n) {
-                metric(name, n.doubleValue());
+            } else if (v instanceof Long l) {
+                metric(name, l);
             } else {
-                throw new IllegalStateException(measured.getClass().getSimpleName() + "." + c.getName() + " is declared metric '" + name
-                        + "' but holds " + (v == null ? "null" : v.getClass().getSimpleName()) + ", not a number or boolean");
+                metric(name, ((Number) v).doubleValue());
             }
-            recorded++;
-        }
-        if (recorded == 0) {
-            throw new IllegalStateException(measured.getClass().getSimpleName() + " has no component named like a metric of "
-                    + manifest.paper() + " " + manifest.metrics().keySet());
-        }
+        });
         return this;
     }
 
