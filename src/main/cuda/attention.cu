@@ -10,7 +10,7 @@
 template <typename T>
 __device__ void attention_row(const T* q, const T* k, const T* v, const T* bias, T* out,
                               int Hq, int Hkv, int Tq, int Tk, int d, int dv, T scale, int causal) {
-    extern __shared__ unsigned char smem_raw[];
+    extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     T* p = reinterpret_cast<T*>(smem_raw);   // [blockDim.x] this tile's weights
     T* scratch = p + blockDim.x;              // [blockDim.x] reduction tree
     T* acc = scratch + blockDim.x;            // [dv] unnormalized output

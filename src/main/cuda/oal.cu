@@ -29,7 +29,7 @@ __device__ T oal_similarity(const T* qs, const T* krow, const int* grp, const T*
 template <typename T>
 __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* groups, const T* m, T* out, T* den,
                               int T_, int H, int Hkv, int d, int G, T invSqrtD, T eps) {
-    extern __shared__ unsigned char oal_smem[];
+    extern __shared__ __align__(16) unsigned char oal_smem[]; // read as double and float: 16-byte aligned
     T* sims = reinterpret_cast<T*>(oal_smem);
     T* scratch = sims + T_;
     T* qs = scratch + blockDim.x;
@@ -66,7 +66,7 @@ __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* gro
 template <typename T>
 __device__ void oal_recurrent_head(const T* q, const T* k, const T* v, const int* groups, const T* m, T* out, T* den,
                                    T* state, int T_, int H, int Hkv, int d, int G, T invSqrtD, T eps) {
-    extern __shared__ unsigned char oal_smem[];
+    extern __shared__ __align__(16) unsigned char oal_smem[]; // read as double and float: 16-byte aligned
     T* qs = reinterpret_cast<T*>(oal_smem);
     T* kk = qs + d;
     T* vv = kk + d;      // d + 1

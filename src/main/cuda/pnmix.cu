@@ -205,7 +205,7 @@ extern "C" __global__ void dequantize_per_token(const unsigned char* packed, con
 // [Hq][Tq][keyLen], so the key count is not bounded by shared memory. Keys a row may not see get -inf.
 template <typename T>
 __device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scores, const int* dims, T scale) {
-    extern __shared__ unsigned char smem_raw[];
+    extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     T* scratch = reinterpret_cast<T*>(smem_raw);
     int Hq = dims[0], Tq = dims[2], L = dims[3], d = dims[4], causal = dims[5];
     int row = blockIdx.x;

@@ -120,7 +120,7 @@ struct Fp16Rows {
 template <typename T, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, int Hq, int Hkv, int L, int d,
                              int chunk, int tile, T scale) {
-    extern __shared__ unsigned char smem_raw[];
+    extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     int gq = Hq / Hkv;
     int chunks = (L + chunk - 1) / chunk;
     int kvh = blockIdx.x / chunks;

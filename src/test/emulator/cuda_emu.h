@@ -28,7 +28,7 @@
 #define __restrict__ __restrict
 #define __constant__
 #define __launch_bounds__(...)
-#define __align__(n) alignas(n)
+#define __align__(n) __attribute__((aligned(n))) // accepted where CUDA puts it: between decl-specifiers
 
 #include "emu_builtins.h"
 

@@ -243,7 +243,12 @@ public final class CudaBackend implements Backend {
         CUevent start = new CUevent();
         CUevent stop = new CUevent();
         cuEventCreate(start, 0);
-        cuEventCreate(stop, 0);
+        try {
+            cuEventCreate(stop, 0);
+        } catch (CudaException e) {
+            cuEventDestroy(start); // the first event must not outlive a failed second
+            throw e;
+        }
         int born = generation;
         try {
             cuEventRecord(start, null);
@@ -291,7 +296,11 @@ public final class CudaBackend implements Backend {
         cuCtxSetCurrent(context);
         CUmodule m = module(module);
         CUfunction f = new CUfunction();
-        cuModuleGetFunction(f, m, name);
+        try {
+            cuModuleGetFunction(f, m, name);
+        } catch (CudaException e) {
+            throw new IllegalStateException("CUDA kernel " + module + "/" + name + " not found in " + module + ".fatbin: " + e.getMessage(), e);
+        }
         return f;
     }
 

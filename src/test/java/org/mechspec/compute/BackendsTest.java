@@ -69,4 +69,12 @@ class BackendsTest {
         System.setProperty("mechspec.backend", "gpu");
         assertThatThrownBy(Backends::requested).hasMessageContaining("auto, cpu, cuda, cuda-emulated");
     }
+
+    @Test
+    void aKernelTheImageLacksIsNamedWithItsModule() {
+        org.junit.jupiter.api.Assumptions.assumeTrue(DeviceProbe.unavailableReason() == null, "no CUDA driver in this JVM");
+        assertThatThrownBy(() -> CudaBackend.get().function("attention", "no_such_kernel"))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageStartingWith("CUDA kernel attention/no_such_kernel not found in attention.fatbin: CUDA_ERROR_NOT_FOUND");
+    }
 }
