@@ -94,6 +94,8 @@ class OalContracts {
                     TinyOal.AgreementCase c = TinyOal.agreementCase(seed, seqLen, dimChoice, groupRatio);
                     RoundingAgreement a = RoundingAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(),
                             Grouping.GROUPS, c.factors());
+                    Stress.figure("worst_error_over_bound", Math.max(Math.max(a.dense32(), a.recurrent32()), Math.max(a.dense64(), a.recurrent64())),
+                            "<=", 1, () -> c);
                     assertThat(a.holds()).as("%s", a).isTrue();
                 });
     }
@@ -340,6 +342,7 @@ class OalContracts {
             TinyOal.Adaptation a = TinyOal.Adaptation.of(seed);
             DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(a.adapted().converted(), a.blocks(),
                     new int[] {0, 1}, a.groups(), Grouping.GROUPS, a.factors());
+            Stress.figure("converted_layer_bound_ratio", e.boundRatio(), "<=", 1, () -> "seed " + seed);
             assertThat(e.holds()).as("%s", e).isTrue();
         });
     }
@@ -370,6 +373,8 @@ class OalContracts {
                     double[] l = TinyOal.factors(rng, 1, g, 0.3)[0];
                     double mechanism = new HeadObjective(s, 1, headGroups, g).loss(l);
                     double definition = DefinitionChecks.headLoss(s, 1, headGroups, l);
+                    Stress.figure("objective_error", Math.abs(mechanism - definition), "<=",
+                            DefinitionChecks.headLossTolerance(s, 1, headGroups, l), () -> java.util.Arrays.toString(l));
                     assertThat(Math.abs(mechanism - definition)).as("objective %s, definition %s", mechanism, definition)
                             .isLessThanOrEqualTo(DefinitionChecks.headLossTolerance(s, 1, headGroups, l));
                 });
@@ -411,6 +416,8 @@ class OalContracts {
                             0.1 + Math.floorMod(seed >> 5, 30L) / 10.0);
                     double err = DefinitionChecks.contributionRelativeError(Grouping.contributions(s),
                             DefinitionChecks.contributionsByDefinition(s));
+                    Stress.figure("grouping_contribution_max_rel_error", err, "<=", DefinitionChecks.contributionTolerance(s.blocks() * s.seqLen()),
+                            () -> "seed " + seed);
                     assertThat(err).isLessThanOrEqualTo(DefinitionChecks.contributionTolerance(s.blocks() * s.seqLen()));
                 });
     }
@@ -528,6 +535,7 @@ class OalContracts {
         qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
             FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, true);
+            Stress.figure("dense_fp64_max_error", v.maxError(), "<=", v.atol(), () -> "seed " + seed + ", " + seqLen + " tokens");
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });
     }
@@ -538,6 +546,7 @@ class OalContracts {
         qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
             FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, true);
+            Stress.figure("recurrent_fp64_max_error", v.maxError(), "<=", v.atol(), () -> "seed " + seed + ", " + seqLen + " tokens");
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });
     }

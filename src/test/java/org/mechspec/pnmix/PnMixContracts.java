@@ -302,6 +302,8 @@ class PnMixContracts {
             double[] back = ops.dequantizePerChannel(b, x.length, new int[] {bits});
             for (int i = 0; i < x.length; i++) {
                 if (bits >= 2 && b.scale(0) >= 0x1.0p-14) {
+                    Stress.figure("dequantization_error", Math.abs(back[i] - x[i]), "<=", b.scale(0) / 2,
+                            () -> Arrays.toString(x) + " at " + bits + " bits");
                     assertThat(Math.abs(back[i] - x[i])).as("half-step bound").isLessThanOrEqualTo(b.scale(0) / 2);
                 }
                 if (Arrays.stream(x).allMatch(v -> v == x[0])) {
@@ -375,6 +377,7 @@ class PnMixContracts {
                     double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.model().kvHeads(), c.model().headDim());
                     double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.model().queryHeads(), c.model().kvHeads(), tq, n,
                             c.model().headDim(), c.model().headDim(), causal), q, k, v, null);
+                    Stress.figure("packed_vs_oracle_max_error", maxAbsDiff(packed, oracle), "<=", 1e-12, () -> c + ", " + n + " tokens");
                     assertThat(maxAbsDiff(packed, oracle)).isLessThanOrEqualTo(1e-12);
                 });
     }

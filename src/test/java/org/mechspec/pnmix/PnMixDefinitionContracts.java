@@ -67,6 +67,7 @@ class PnMixDefinitionContracts {
                         PairLayoutRope.apply(y, t * 2 * d, 2, d, pos + t, theta, layout);
                     }
                     RopeChecks.Deviation dev = RopeChecks.rotation(x, y, 3, 2, d, theta, layout, pos);
+                    Stress.figure("rotation_error_over_bound", dev.maxOverBound(), "<=", 1, () -> "seed " + seed + ", d " + d + ", position " + pos);
                     assertThat(dev.holds()).as("%s", dev).isTrue();
                 });
         // The layer itself: its q and k after RoPE are the definition's rotation of its q and k before.
@@ -206,6 +207,7 @@ class PnMixDefinitionContracts {
             PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, false)
                     .run(truth, KeyPlan.saliency());
             for (FigureChecks.Figure f : FigureChecks.figures(r, truth)) {
+                Stress.figure(f.name() + "_deviation_over_bound", f.overBound(), "<=", 1, () -> c + ", seed " + seed);
                 assertThat(f.holds()).as("%s", f).isTrue();
             }
         });
