@@ -12,8 +12,8 @@ import org.mechspec.report.AtomicFiles;
 /**
  * How close each property came to failing. {@code -Dmechspec.propertyExamples=N} gives every property half N generated
  * examples ({@link #examples}); a property reports each example's figure with {@link #figure}, and the ledger keeps per
- * check the examples seen, the worst margin (figure against bound, {@link Figures.Outcome#margin}) and the input that
- * came closest. A falsified property keeps QuickTheories' shrunk counterexample and the replay seed. The reporter
+ * check the figures reported, the worst margin (figure against bound, {@link Figures.Outcome#margin}) and the input
+ * that came closest. A falsified property keeps QuickTheories' shrunk counterexample and the replay seed. The reporter
  * writes one file per paper to {@code target/mechspec/stress/} after such a run; {@code mechspec stress} prints it.
  */
 public final class Stress {
