@@ -102,7 +102,8 @@ final class RunCommand implements Callable<Integer> {
             properties.put(org.mechspec.spec.ManifestLoader.CHECKPOINT_PROPERTY, checkpoint.toAbsolutePath().toString());
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
-        org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties, out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
+        org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties,
+                out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
         TestExecutionSummary s = summary.getSummary();
         long failed = s.getTotalFailureCount();
         long skipped = s.getTestsSkippedCount() + s.getTestsAbortedCount();
