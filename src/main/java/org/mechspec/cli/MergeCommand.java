@@ -3,7 +3,6 @@ package org.mechspec.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -37,13 +36,9 @@ final class MergeCommand implements Callable<Integer> {
     @Override
     public Integer call() throws IOException {
         PrintWriter stdout = spec.commandLine().getOut();
-        if (Files.isDirectory(out)) {
-            throw new InputException("--out " + out + ": a folder; name the merged artifact's file");
-        }
-        String committed = OutputFolder.committedOverlap(out);
-        if (committed != null) {
-            throw new InputException("--out " + out + ": refused, it " + committed
-                    + " (committed references change only with -Dmechspec.updateReports=true, or by copying a checked file there)");
+        String unwritable = OutputFolder.fileRefusal("--out", out);
+        if (unwritable != null) {
+            throw new InputException(unwritable);
         }
         Manifests manifests = Manifests.from(contracts);
         List<ArtifactFile> shards = new ArrayList<>();

@@ -21,6 +21,7 @@ public final class OutputFolder {
     /** Left in every output folder mechspec creates, so a later run knows the folder is its own. */
     public static final String MARKER = ".mechspec-output";
     static final List<String> COMMITTED = List.of("reports", "contracts", "fixtures");
+    private static final String COMMITTED_HINT = " (committed references change only with -Dmechspec.updateReports=true)";
 
     private OutputFolder() {
     }
@@ -32,14 +33,23 @@ public final class OutputFolder {
         }
         String committed = committedOverlap(dir);
         if (committed != null) {
-            return option + " " + dir + ": refused, it " + committed
-                    + " (committed references change only with -Dmechspec.updateReports=true); name another folder";
+            return option + " " + dir + ": refused, it " + committed + COMMITTED_HINT + "; name another folder";
         }
         if (Files.isDirectory(dir) && !Files.exists(dir.resolve(MARKER), LinkOption.NOFOLLOW_LINKS) && !empty(dir)) {
             return option + " " + dir + ": refused, a folder that holds files and was not made by mechspec (no " + MARKER
                     + " in it); name a new or empty folder";
         }
         return null;
+    }
+
+    /** Why a command may not write the file {@code file} (its {@code option}), or null: a folder, or a committed place. */
+    public static String fileRefusal(String option, Path file) {
+        if (Files.isDirectory(file)) {
+            return option + " " + file + ": a folder; name the file to write";
+        }
+        String committed = committedOverlap(file);
+        return committed == null ? null : option + " " + file + ": refused, it " + committed + COMMITTED_HINT
+                + "; write it elsewhere and copy a checked file there when it is meant to be the reference";
     }
 
     /** Creates {@code dir} (refused as {@link #refusal} says) and marks it as mechspec's. */

@@ -67,6 +67,7 @@ public final class ReportGate {
             }
         }
         List<String> findings = new ArrayList<>();
+        List<String> unreferenced = new ArrayList<>();
         for (Path file : files) {
             String text = Files.readString(file);
             PaperRun freshRun = PaperRun.fromJson(PaperRun.JSON.readTree(text).path("mechspec"));
@@ -77,13 +78,8 @@ public final class ReportGate {
                 continue;
             }
             if (!Files.exists(committed)) {
-                // A full run compares every paper: one without a reference would pass unjudged, so it is a finding there.
-                String line = "no committed reference " + committed + "; run with -Dmechspec.updateReports=true to create it";
-                if (full) {
-                    findings.add(file.getFileName() + ": " + line);
-                } else {
-                    System.out.println("[mechspec] WARNING: " + line);
-                }
+                unreferenced.add(file.getFileName() + ": no committed reference " + committed
+                        + "; run with -Dmechspec.updateReports=true to create it");
                 continue;
             }
             Manifest manifest = ManifestLoader.load(contracts.resolve(freshRun.paper + ".json"));
@@ -93,6 +89,12 @@ public final class ReportGate {
             for (String f : ArtifactDiff.compare(manifest, freshRun, ref)) {
                 findings.add(file.getFileName() + ": " + f);
             }
+        }
+        // A full run judges every paper: one without a reference would pass unjudged, so there it fails the build.
+        unreferenced.forEach(u -> System.out.println("[mechspec] " + (full ? "ERROR " : "WARNING: ") + u));
+        if (full && !unreferenced.isEmpty()) {
+            throw new IllegalStateException(unreferenced.size() + " fresh artifact(s) with no committed reference in a full run (first: "
+                    + unreferenced.get(0) + ")");
         }
         if (!findings.isEmpty()) {
             findings.forEach(f -> System.out.println("[mechspec] DRIFT " + f));

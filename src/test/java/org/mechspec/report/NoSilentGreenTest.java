@@ -102,18 +102,17 @@ class NoSilentGreenTest {
 
     @org.junit.jupiter.api.Tag("launcher-fixture")
     static class FigureNotRecorded {
+        /** Both record x only: enough for held's figure, not for forgot's, whose bound also names y. */
         @Contract(paper = "figures", check = "held")
         @Seeded
         void held(SeedRun run) {
-            run.metric("x", 0.5);
-            run.check(true);
+            run.metric("x", 0.5).check(true);
         }
 
         @Contract(paper = "figures", check = "forgot")
         @Seeded
         void forgot(SeedRun run) {
-            run.metric("x", 0.5);
-            run.check(true);
+            run.metric("x", 0.5).check(true);
         }
     }
 
@@ -128,16 +127,19 @@ class NoSilentGreenTest {
 
     @org.junit.jupiter.api.Tag("launcher-fixture")
     static class BadData {
+        /** What the data layer throws for a file that fails its hash, before anything is recorded. */
+        private static final String ALTERED = "/d/hamlet/hamlet.txt has SHA-256 00, expected 11: wrong or corrupted file";
+
         @Contract(paper = "baddata", check = "a")
         @Seeded
         void a(SeedRun run) {
-            throw new DataFiles.DataIntegrityException("/d/hamlet/hamlet.txt has SHA-256 00, expected 11: wrong or corrupted file");
+            throw new DataFiles.DataIntegrityException(ALTERED);
         }
 
         @Contract(paper = "baddata", check = "b")
         @Seeded
         void b(SeedRun run) {
-            throw new DataFiles.DataIntegrityException("/d/hamlet/hamlet.txt has SHA-256 00, expected 11: wrong or corrupted file");
+            throw new DataFiles.DataIntegrityException(ALTERED);
         }
     }
 }

@@ -3,7 +3,6 @@ package org.mechspec.spec;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.qameta.allure.Allure;
 import io.qameta.allure.model.Status;
-import java.util.Locale;
 import java.util.Map;
 import org.mechspec.report.ClaimPolicy;
 
@@ -39,27 +38,6 @@ final class AllureFigures {
         for (Figures.Outcome o : Figures.evaluate(run.manifest(), run.checkName(), run.metrics())) {
             Allure.step(o.line(), o.holds() ? Status.PASSED : Status.FAILED);
         }
-    }
-
-    /**
-     * Each declared figure of the run's check whose metric, or a metric its bound names, the seed did not record: a
-     * figure the manifest promises is never silently absent.
-     */
-    static java.util.List<String> unrecorded(SeedRun run) {
-        java.util.List<String> missing = new java.util.ArrayList<>();
-        for (JsonNode f : Figures.declared(run.manifest(), run.checkName())) {
-            String metric = f.path("metric").asText();
-            if (!(run.metrics().get(metric) instanceof Number)) {
-                missing.add(metric);
-            }
-            for (String factor : f.path("bound").asText().split("\\*")) {
-                String name = factor.trim().replaceFirst("^-", "");
-                if (run.manifest().metrics().containsKey(name) && !(run.metrics().get(name) instanceof Number)) {
-                    missing.add(name + " (in the bound of " + metric + ")");
-                }
-            }
-        }
-        return missing;
     }
 
     static void negativeResult(SeedRun run) {

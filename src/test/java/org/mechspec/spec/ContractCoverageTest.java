@@ -34,6 +34,11 @@ class ContractCoverageTest {
         assertThat(ContractCoverage.sourcesFindings(List.of(ManifestLoader.load(CONTRACTS.resolve("fold-bias.json"))))).isEmpty();
         assertThat(ContractCoverage.sourcesFindings(List.of(trimmed))).singleElement().asString()
                 .startsWith("fold-bias: 'sources' in ").contains("must be exactly what its package executes", dropped);
+
+        sources.set(0, new com.fasterxml.jackson.databind.node.TextNode("src/main/cuda/foldbias.cu"));
+        java.nio.file.Files.writeString(dir.resolve("fold-bias.json"), json.toString());
+        assertThat(ContractCoverage.sourcesFindings(List.of(ManifestLoader.load(dir.resolve("fold-bias.json"))))).singleElement()
+                .asString().contains("the first of 'sources'", "must be the paper's package", "got src/main/cuda/foldbias.cu");
     }
 
     @Test

@@ -43,7 +43,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         Allure.parameter("device", run.backend().device());
         try {
             invocation.proceed();
-            java.util.List<String> missing = AllureFigures.unrecorded(run);
+            java.util.List<String> missing = Figures.unrecorded(run.manifest(), run.checkName(), run.metrics());
             if (!missing.isEmpty()) { // a declared figure is never silently absent
                 throw new AssertionError(run.manifest().paper() + "/" + run.checkName() + ": declared figure " + missing.get(0)
                         + " was not recorded on seed " + run.seed() + " (" + run.backend().name() + ")");

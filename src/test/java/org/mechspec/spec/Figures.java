@@ -62,6 +62,27 @@ public final class Figures {
         return out;
     }
 
+    /**
+     * Each declared figure of {@code check} whose metric, or a metric its bound names, {@code metrics} lacks: a figure
+     * the manifest promises is never silently absent.
+     */
+    public static List<String> unrecorded(Manifest manifest, String check, Map<String, ?> metrics) {
+        List<String> missing = new ArrayList<>();
+        for (JsonNode f : declared(manifest, check)) {
+            String metric = f.path("metric").asText();
+            if (!(metrics.get(metric) instanceof Number)) {
+                missing.add(metric);
+            }
+            for (String factor : f.path("bound").asText().split("\\*")) {
+                String name = factor.trim().replaceFirst("^-", "");
+                if (manifest.metrics().containsKey(name) && !(metrics.get(name) instanceof Number)) {
+                    missing.add(name + " (in the bound of " + metric + ")");
+                }
+            }
+        }
+        return missing;
+    }
+
     /** Whether every declared figure holds (false when the check declares none: nothing was judged). */
     public static boolean hold(Manifest manifest, String check, Map<String, ?> metrics) {
         List<Outcome> o = evaluate(manifest, check, metrics);

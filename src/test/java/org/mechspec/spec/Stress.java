@@ -39,9 +39,14 @@ public final class Stress {
         if (n.isEmpty()) {
             return usual;
         }
-        int given = Integer.parseInt(n);
+        int given;
+        try {
+            given = Integer.parseInt(n);
+        } catch (NumberFormatException e) {
+            given = 0;
+        }
         if (given < 1) {
-            throw new IllegalArgumentException("-Dmechspec.propertyExamples must be at least 1, got " + n);
+            throw new IllegalArgumentException("-Dmechspec.propertyExamples must be a whole number of at least 1, got " + n);
         }
         return given;
     }
