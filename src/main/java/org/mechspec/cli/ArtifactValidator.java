@@ -89,8 +89,15 @@ final class ArtifactValidator {
         if (!run.paper.equals(manifest.paper())) {
             add(BLOCK.key("paper"), "'" + run.paper + "', but the artifact is read as " + manifest.paper());
         }
-        if (!List.of("cpu", "cuda", "cuda-emulated").contains(run.backend)) {
-            add(BLOCK.key("backend"), "expected cpu, cuda or cuda-emulated, got '" + run.backend + "'");
+        String implementation = block.path("device_provenance").path("implementation").path("name").asText("");
+        if (!implementation.isEmpty()) {
+            // An outside implementation's artifact (PROTOCOL.md): its backend is the worker's id.
+            if (!run.backend.equals(implementation)) {
+                add(BLOCK.key("backend"), "expected the implementation's id '" + implementation + "', got '" + run.backend + "'");
+            }
+        } else if (!List.of("cpu", "cuda", "cuda-emulated").contains(run.backend)) {
+            add(BLOCK.key("backend"), "expected cpu, cuda or cuda-emulated (or an implementation's id with its provenance), got '"
+                    + run.backend + "'");
         }
         String commit = block.path("commit").asText("");
         if (commit.isBlank()) {

@@ -15,12 +15,12 @@ public final class FoldBias {
     private final RankOneFold fold;
 
     public FoldBias(Backend backend) {
-        this(backend, KeySelector.TOP_BY_MAX_WEIGHT, OutputBound::tv);
+        this(backend, KeySelector.on(backend), OutputBound::tv);
     }
 
-    /** The mechanism with the given key selection and TV bound (the protocol's: TOP_BY_MAX_WEIGHT, OutputBound::tv). */
+    /** The mechanism with the given key selection and TV bound (the protocol's: KeySelector.on(backend), OutputBound::tv). */
     FoldBias(Backend backend, KeySelector selector, TvBound tvBound) {
-        this(backend, selector, tvBound, Solvers.EXACT, RankOneFold.on(backend));
+        this(backend, selector, tvBound, Solvers.on(backend), RankOneFold.on(backend));
     }
 
     /** The mechanism built from the given parts; the protocol's are those of {@link #FoldBias(Backend)}. */

@@ -2,6 +2,8 @@ package org.mechspec.foldbias;
 
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Finite;
+import org.mechspec.worker.Operations;
+import org.mechspec.worker.WorkerBackend;
 
 /**
  * The rank-one fold K_f = C_k + β·uᵀ (fp64): row j of the folded keys is C_k[j] + β_j·u. Every element is one
@@ -16,8 +18,11 @@ public interface RankOneFold {
      */
     double[] fold(double[] compactKeys, double[] beta, double[] u, int t, int d);
 
-    /** The fold on the given backend: the CPU twin, or the {@code foldbias.cu} kernel on CUDA. */
+    /** The fold on the given backend: the CPU twin, the {@code foldbias.cu} kernel on CUDA, or an outside implementation's. */
     static RankOneFold on(Backend backend) {
+        if (backend instanceof WorkerBackend w) {
+            return w.implementation().serves("foldbias.rank_one_fold", Operations.F64) ? WorkerFoldBias.fold(w.implementation()) : new CpuRankOneFold();
+        }
         return switch (backend.name()) {
             case "cpu" -> new CpuRankOneFold();
             case "cuda", "cuda-emulated" -> new CudaRankOneFold();

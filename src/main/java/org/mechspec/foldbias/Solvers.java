@@ -1,5 +1,8 @@
 package org.mechspec.foldbias;
 
+import org.mechspec.compute.Backend;
+import org.mechspec.worker.WorkerBackend;
+
 /**
  * The three fits the mechanism makes (DESIGN §6). {@link #EXACT} is the mechanism's; the seam lets a test hand in
  * a solver that solves a different problem and show the checks notice.
@@ -13,6 +16,11 @@ interface Solvers {
 
     /** The fold direction u of {@link FoldDirection#kkt}. */
     double[] foldDirection(double[] a, int rows, int d, double lambda);
+
+    /** The backend's solvers: an outside implementation's where it serves them, else {@link #EXACT}. */
+    static Solvers on(Backend backend) {
+        return backend instanceof WorkerBackend w ? WorkerFoldBias.solvers(w.implementation()) : EXACT;
+    }
 
     Solvers EXACT = new Solvers() {
         @Override

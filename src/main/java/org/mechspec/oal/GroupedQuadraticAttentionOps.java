@@ -2,6 +2,7 @@ package org.mechspec.oal;
 
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.UnavailableBackend;
+import org.mechspec.worker.WorkerBackend;
 
 /**
  * Causal grouped-quadratic linear attention (OAL) in its two exact forms: dense (the masked T×T similarity matrix)
@@ -23,8 +24,11 @@ public interface GroupedQuadraticAttentionOps {
 
     float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m);
 
-    /** The implementation that runs on {@code backend} ("cpu" or "cuda"). */
+    /** The implementation that runs on {@code backend} ("cpu", "cuda", or an outside implementation's where it serves). */
     static GroupedQuadraticAttentionOps forBackend(Backend backend) {
+        if (backend instanceof WorkerBackend w) {
+            return new WorkerGroupedQuadraticAttention(w.implementation());
+        }
         switch (backend.name()) {
             case "cpu":
                 return CpuGroupedQuadraticAttention.INSTANCE;

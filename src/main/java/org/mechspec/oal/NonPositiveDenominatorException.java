@@ -29,6 +29,11 @@ public final class NonPositiveDenominatorException extends IllegalStateException
         }
     }
 
+    /** The guard as an outside implementation reported it (its message names where). */
+    static NonPositiveDenominatorException reported(String message) {
+        return new NonPositiveDenominatorException(message);
+    }
+
     private static NonPositiveDenominatorException at(QuadraticAttentionShape s, int i, double value) {
         int h = i % s.heads();
         int t = (i / s.heads()) % s.seqLen();

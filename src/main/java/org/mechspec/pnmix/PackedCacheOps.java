@@ -3,6 +3,7 @@ package org.mechspec.pnmix;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.OneBitLevels;
+import org.mechspec.worker.WorkerBackend;
 
 /**
  * Group quantization with bit packing and attention over a packed KV cache: the operations of a
@@ -12,7 +13,7 @@ import org.mechspec.compute.OneBitLevels;
  * code and value arrays are [tokens][channels] row-major.
  */
 public interface PackedCacheOps {
-    /** The backend's name, "cpu" or "cuda" (the CUDA twin, on a GPU or on the emulated driver). */
+    /** The backend's name, "cpu" or "cuda" (the CUDA twin, on a GPU or on the emulated driver), or an implementation's id. */
     String name();
 
     /** Per-channel streams: channel c's {@code tokens} codes of {@code bits[c]} bits each. */
@@ -58,8 +59,11 @@ public interface PackedCacheOps {
     /** The most bytes one call of these operations has held in working buffers so far (device memory on CUDA). */
     long peakWorkingBytes();
 
-    /** The implementation for a backend, chosen by {@link Backend#name()}. */
+    /** The implementation for a backend, chosen by {@link Backend#name()}; an outside implementation's where it serves. */
     static PackedCacheOps forBackend(Backend backend) {
+        if (backend instanceof WorkerBackend w) {
+            return new WorkerPackedCacheOps(w.implementation());
+        }
         return switch (backend.name()) {
             case "cpu" -> new CpuPackedCacheOps();
             // A stand-in for a missing device gets CudaBackend.get()'s one-line reason.
@@ -68,8 +72,14 @@ public interface PackedCacheOps {
         };
     }
 
-    /** Shared argument checks, so both twins reject the same bad input with the same words. */
+    /** Shared argument checks, so both twins reject the same bad input with the same words; the cache in mechspec's layout. */
     static void checkAttention(PackedKvCache cache, int qLength, int queryHeads, int queryLen, boolean causal) {
+        checkAttentionArguments(cache, qLength, queryHeads, queryLen, causal);
+        cache.requireMechspecLayout();
+    }
+
+    /** The argument checks of {@link #checkAttention} without the layout, for an implementation with its own. */
+    static void checkAttentionArguments(PackedKvCache cache, int qLength, int queryHeads, int queryLen, boolean causal) {
         if (queryHeads <= 0 || queryHeads % cache.kvHeads() != 0) {
             throw new IllegalArgumentException("queryHeads (" + queryHeads + ") must be a positive multiple of kvHeads ("
                     + cache.kvHeads() + ")");

@@ -26,6 +26,7 @@ final class PackedCacheReader {
     private final float[] levels32 = new float[1 << 8];
 
     PackedCacheReader(PackedKvCache cache) {
+        cache.requireMechspecLayout();
         this.cache = cache;
         this.channels = cache.channels();
         boolean quantized = !cache.groups().isEmpty();

@@ -31,7 +31,7 @@ public record PackedKvCache(int kvHeads, int headDim, int sinkTokens, byte[] sin
         requireHalfs("residualValues", residualValues, residualTokens, channels);
         if (!groups.isEmpty()) {
             BitPacking.requireBits("valueBits", valueBits);
-            int vgroups = BitPacking.groupsPerToken(channels, valueGroupChannels);
+            BitPacking.groupsPerToken(channels, valueGroupChannels); // refuses a bad value group width
             if (groupTokens <= 0) {
                 throw new IllegalArgumentException("groupTokens must be positive, got " + groupTokens);
             }
@@ -43,13 +43,26 @@ public record PackedKvCache(int kvHeads, int headDim, int sinkTokens, byte[] sin
                 for (int b : gr.keyBits()) {
                     BitPacking.requireBits("group " + g + " key channel", b);
                 }
-                int keyBytes = BitPacking.channelOffsets(groupTokens, gr.keyBits())[channels];
-                requireLength("group " + g + " key codes", gr.keys().codes().length, keyBytes);
-                requireLength("group " + g + " key metadata", gr.keys().meta().length, 4 * channels);
-                int valueBytes = groupTokens * vgroups * BitPacking.tokenGroupBytes(valueGroupChannels, valueBits);
-                requireLength("group " + g + " value codes", gr.values().codes().length, valueBytes);
-                requireLength("group " + g + " value metadata", gr.values().meta().length, 4 * groupTokens * vgroups);
             }
+        }
+    }
+
+    /**
+     * The codes and metadata lengths of mechspec's layout ({@link BitPacking}, {@link PackedBlock}), which its own
+     * readers require. Not the record's invariant: an outside implementation may lay its blocks out otherwise and read
+     * them with its own operations; the byte accounting then counts what it holds.
+     */
+    public void requireMechspecLayout() {
+        int channels = kvHeads * headDim;
+        for (int g = 0; g < groups.size(); g++) {
+            Group gr = groups.get(g);
+            int vgroups = BitPacking.groupsPerToken(channels, valueGroupChannels);
+            int keyBytes = BitPacking.channelOffsets(groupTokens, gr.keyBits())[channels];
+            requireLength("group " + g + " key codes", gr.keys().codes().length, keyBytes);
+            requireLength("group " + g + " key metadata", gr.keys().meta().length, 4 * channels);
+            int valueBytes = groupTokens * vgroups * BitPacking.tokenGroupBytes(valueGroupChannels, valueBits);
+            requireLength("group " + g + " value codes", gr.values().codes().length, valueBytes);
+            requireLength("group " + g + " value metadata", gr.values().meta().length, 4 * groupTokens * vgroups);
         }
     }
 

@@ -7,7 +7,8 @@ import java.util.Map;
 import org.mechspec.spec.Manifest;
 
 /**
- * Differences between two runs of one paper and backend, metric by metric against the manifest tolerances
+ * Differences between two runs of one paper and backend (or an outside implementation's run and mechspec's), metric
+ * by metric against the manifest tolerances
  * (provenance and runtime are never compared). Used by the build's report gate and by {@code mechspec diff}.
  */
 public final class ArtifactDiff {
@@ -17,7 +18,9 @@ public final class ArtifactDiff {
     /** Findings naming the JSON path of each drift; empty when {@code fresh} matches {@code reference}. */
     public static List<String> compare(Manifest manifest, PaperRun fresh, PaperRun reference) {
         List<String> out = new ArrayList<>();
-        if (!fresh.paper.equals(reference.paper) || !fresh.backend.equals(reference.backend)) {
+        // An outside implementation is judged against mechspec's own run of the paper, whatever the backend names.
+        boolean implementation = fresh.deviceProvenance.has("implementation") || reference.deviceProvenance.has("implementation");
+        if (!fresh.paper.equals(reference.paper) || !fresh.backend.equals(reference.backend) && !implementation) {
             out.add("mechspec: comparing " + fresh.paper + "." + fresh.backend + " with " + reference.paper + "." + reference.backend);
             return out;
         }
@@ -35,10 +38,13 @@ public final class ArtifactDiff {
                 continue;
             }
             String at = "mechspec.seeds." + e.getKey();
-            compareMetrics(manifest, at, e.getValue().metrics, ref.metrics, out);
+            compareMetrics(manifest, at, e.getValue().metrics, ref.metrics, implementation, out);
             for (String check : union(e.getValue().checks.keySet(), ref.checks.keySet())) {
                 Boolean a = fresh.seeds.get(e.getKey()).checks.containsKey(check) ? fresh.checkOutcome(e.getKey(), check) : null;
                 Boolean b = ref.checks.containsKey(check) ? reference.checkOutcome(e.getKey(), check) : null;
+                if (implementation && b == null) {
+                    continue; // a device-side check (the worker against the oracle) that mechspec's CPU run has no twin of
+                }
                 if (a == null || !a.equals(b)) {
                     out.add(at + ".checks." + check + ": " + a + " vs reference " + b);
                 }
@@ -51,11 +57,20 @@ public final class ArtifactDiff {
         return run.checkpoint.isEmpty() ? "the paper's own fixture" : run.checkpoint.toString();
     }
 
-    private static void compareMetrics(Manifest manifest, String at, Map<String, Object> a, Map<String, Object> b, List<String> out) {
+    /**
+     * With {@code implementation}, an outside implementation's run against mechspec's: a metric only it has (a device-side
+     * check's) and one the manifest lists under {@code implementation_errors} (the implementation's own rounding error
+     * against an oracle, which its check's bound judges and no other correct implementation reproduces) are not compared.
+     */
+    private static void compareMetrics(Manifest manifest, String at, Map<String, Object> a, Map<String, Object> b, boolean implementation,
+                                       List<String> out) {
         for (String name : union(a.keySet(), b.keySet())) {
             Object x = a.get(name);
             Object y = b.get(name);
             String path = at + ".metrics." + name;
+            if (implementation && (y == null || manifest.implementationErrors().contains(name))) {
+                continue;
+            }
             if (x == null || y == null) {
                 out.add(path + ": " + x + " vs reference " + y);
             } else if (x instanceof Number nx && y instanceof Number ny) {

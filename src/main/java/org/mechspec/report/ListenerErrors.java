@@ -14,6 +14,12 @@ public final class ListenerErrors {
     /** One line per data set a test was skipped for (its file and the flag to pass), written by the listener. */
     public static final String MISSING_DATA_FILE = "mechspec-missing-data.txt";
 
+    /**
+     * Written by the listener when the run judged an outside implementation: its id on the first line, then each
+     * operation it declared. The gate then wants its artifacts, not mechspec's own.
+     */
+    public static final String IMPLEMENTATION_FILE = "mechspec-implementation.txt";
+
     private ListenerErrors() {
     }
 
@@ -25,6 +31,11 @@ public final class ListenerErrors {
     /** The missing-data lines of the last run whose artifacts went to {@code dir}. */
     public static List<String> missingData(Path dir) throws IOException {
         return lines(dir.resolve(MISSING_DATA_FILE));
+    }
+
+    /** The implementation the last run in {@code dir} judged: its id, then its operations; empty for mechspec's own. */
+    public static List<String> implementation(Path dir) throws IOException {
+        return lines(dir.resolve(IMPLEMENTATION_FILE));
     }
 
     private static List<String> lines(Path file) throws IOException {

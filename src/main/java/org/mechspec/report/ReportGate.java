@@ -56,6 +56,11 @@ public final class ReportGate {
             throw new IllegalStateException("the reporter failed: " + errors.get(0)
                     + (errors.size() > 1 ? " (and " + (errors.size() - 1) + " more above)" : ""));
         }
+        List<String> implementation = Files.isDirectory(fresh) ? ListenerErrors.implementation(fresh) : List.of();
+        if (!implementation.isEmpty()) {
+            judgedImplementation(fresh, contracts, implementation, full);
+            return;
+        }
         List<Path> files = freshArtifacts(fresh);
         if (full) {
             List<String> gaps = notRun(fresh, reports, contracts, o.getOrDefault("backend", ""));
@@ -104,6 +109,28 @@ public final class ReportGate {
         if (!update) {
             System.out.println("[mechspec] " + files.size() + " artifact(s) checked against reports/: no drift beyond tolerance");
         }
+    }
+
+    /**
+     * A run that judged an outside implementation: its artifacts are never compared with mechspec's references; a full
+     * run must leave one for every paper whose operations it serves.
+     */
+    private static void judgedImplementation(Path fresh, Path contracts, List<String> implementation, boolean full) throws IOException {
+        String id = implementation.get(0);
+        List<String> missing = new ArrayList<>();
+        for (Manifest m : ManifestLoader.loadAll(contracts)) {
+            boolean served = m.operations().stream().anyMatch(implementation.subList(1, implementation.size())::contains);
+            if (served && !Files.exists(fresh.resolve(m.paper() + "." + id + ".json"))) {
+                missing.add(m.paper() + ": implementation " + id + " serves its operations but left no artifact " + fresh.resolve(m.paper() + "." + id + ".json"));
+            }
+        }
+        if (full) {
+            missing.forEach(g -> System.out.println("[mechspec] ERROR " + g));
+            if (!missing.isEmpty()) {
+                throw new IllegalStateException(missing.size() + " paper(s) the implementation serves left no artifact (first: " + missing.get(0) + ")");
+            }
+        }
+        System.out.println("[mechspec] implementation " + id + ": its artifacts are not compared with reports/ (mechspec's own references)");
     }
 
     private static List<Path> freshArtifacts(Path fresh) throws IOException {

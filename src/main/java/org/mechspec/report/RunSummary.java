@@ -24,6 +24,19 @@ public final class RunSummary {
      */
     public static String render(List<PaperRun> runs, Function<String, Manifest> manifests, Path artifacts, Path plots,
                                 Map<String, String> notWritten, Path allureResults) {
+        return render(runs, manifests, artifacts, plots, notWritten, allureResults, (paper, check) -> List.of());
+    }
+
+    /** The heading of the summary's last section, which the console leaves out (summary.md keeps it). */
+    public static final String REJECTS_HEADING = "## What each check is known to reject";
+
+    /**
+     * As above, ending with {@value #REJECTS_HEADING}: per paper and check, one line per broken mechanism its mutant
+     * tests show it rejects ({@code rejects}: paper, check → lines), so a reader of a verdict sees what "true" rules out.
+     */
+    public static String render(List<PaperRun> runs, Function<String, Manifest> manifests, Path artifacts, Path plots,
+                                Map<String, String> notWritten, Path allureResults,
+                                java.util.function.BiFunction<String, String, List<String>> rejects) {
         StringBuilder b = new StringBuilder("# mechspec summary\n");
         for (PaperRun run : runs) {
             Manifest m = manifests.apply(run.paper);
@@ -76,6 +89,19 @@ public final class RunSummary {
                     .append('\n');
         }
         b.append('\n').append(reportHint(allureResults)).append("; plots: ").append(plots).append('\n');
+        StringBuilder known = new StringBuilder();
+        new java.util.TreeSet<>(runs.stream().map(r -> r.paper).toList()).forEach(paper -> {
+            for (String check : manifests.apply(paper).checks().keySet()) {
+                List<String> lines = rejects.apply(paper, check);
+                if (!lines.isEmpty()) {
+                    known.append("\n").append(paper).append(" / ").append(check).append(":\n");
+                    lines.forEach(l -> known.append("- ").append(l).append('\n'));
+                }
+            }
+        });
+        if (!known.isEmpty()) {
+            b.append('\n').append(REJECTS_HEADING).append('\n').append(known);
+        }
         return b.toString();
     }
 

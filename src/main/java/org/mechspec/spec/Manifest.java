@@ -28,6 +28,27 @@ public record Manifest(
         JsonNode artifact,
         JsonNode root) {
 
+    /**
+     * The worker operations ({@code src/main/worker/PROTOCOL.md}) the paper's mechanism is built from (field
+     * {@code operations}): an outside implementation that serves none of them is not judged on this paper.
+     */
+    public List<String> operations() {
+        List<String> out = new java.util.ArrayList<>();
+        root.path("operations").forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
+    /**
+     * Metrics that measure the implementation's own rounding error against an oracle (field {@code implementation_errors}):
+     * their checks' bounds judge them, and another correct implementation need not reproduce mechspec's figure, so a
+     * comparison of an outside implementation's run with mechspec's leaves them out.
+     */
+    public List<String> implementationErrors() {
+        List<String> out = new java.util.ArrayList<>();
+        root.path("implementation_errors").forEach(n -> out.add(n.asText()));
+        return out;
+    }
+
     /** The metrics a run's summary shows, mean ± std over seeds (field {@code headline}; none when absent). */
     public List<String> headline() {
         List<String> out = new java.util.ArrayList<>();

@@ -185,6 +185,13 @@ public final class ManifestLoader {
                 throw new ManifestException(file + ": field '" + at + ".name' repeats metric '" + name + "'");
             }
         }
+        if (root.has("implementation_errors")) {
+            for (String m : f.strings(root, "implementation_errors")) {
+                if (!metrics.containsKey(m)) {
+                    throw new ManifestException(file + ": field 'implementation_errors' names undeclared metric '" + m + "'");
+                }
+            }
+        }
         if (root.has("headline")) {
             for (String h : f.strings(root, "headline")) {
                 if (!metrics.containsKey(h)) {
@@ -225,6 +232,14 @@ public final class ManifestLoader {
         f.object(root, "claim_policy");
         f.array(root, "limitations");
         List<String> sources = f.strings(root, "sources");
+        if (root.has("operations")) {
+            for (String op : f.strings(root, "operations")) {
+                if (!org.mechspec.worker.Operations.names().contains(op)) {
+                    throw new ManifestException(file + ": field 'operations' names '" + op + "', which is no worker operation (PROTOCOL.md: "
+                            + String.join(", ", org.mechspec.worker.Operations.names()) + ")");
+                }
+            }
+        }
         List<String> freeKeys = root.has("free_keys") ? f.strings(root, "free_keys") : List.of();
         String seedArtifact = root.path("seed_artifact").asText("");
         if (!root.has("artifact") && !seedArtifact.isEmpty()) {

@@ -27,6 +27,7 @@ import org.junit.platform.launcher.listeners.TestExecutionSummary;
 import org.mechspec.compute.Backends;
 import org.mechspec.report.ListenerErrors;
 import org.mechspec.report.OutputFolder;
+import org.mechspec.worker.Implementation;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -39,7 +40,7 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "run", mixinStandardHelpOptions = true, header = "Run the contracts and write artifacts and Allure results.", description = {
     "Run the contracts (tag 'contract'; --paper narrows them to some papers).",
-    "Writes DIR/reports/<paper>.<backend>.json and DIR/allure-results.",
+    "Writes DIR/reports/<paper>.<backend>.json (with --implementation, <paper>.<its id>.json) and DIR/allure-results.",
     "Exit 0 all passed, 1 a contract failed or an artifact was not written, 2 bad options or no usable GPU for --backend cuda."})
 final class RunCommand implements Callable<Integer> {
     @Option(names = "--paper", paramLabel = "P", description = "run only this paper's contracts (repeatable; default: all)")
@@ -66,6 +67,19 @@ final class RunCommand implements Callable<Integer> {
             "a Hugging Face checkpoint folder (e.g. Qwen2.5-0.5B's) to run the papers that declare a checkpoint_protocol on,",
             "instead of their own fixtures (OAL: Qwen BPE blocks; needs --data-dir)"})
     Path checkpoint;
+
+    @Option(names = "--implementation", paramLabel = "CMD", description = {
+            "judge an outside implementation: start CMD as a worker (src/main/worker/PROTOCOL.md) and run every paper it serves",
+            "with its operations in place of mechspec's own (mechspec's CPU serves the rest); artifacts <paper>.<its id>.json"})
+    String implementation;
+
+    @Option(names = "--implementation-timeout", paramLabel = "SECONDS", defaultValue = "120",
+            description = "how long a worker may take to answer one call before it is stopped (default: ${DEFAULT-VALUE})")
+    double implementationTimeout;
+
+    @Option(names = "--implementation-files", paramLabel = "F", split = ",",
+            description = "files that make up the implementation; their SHA-256 go into each artifact's provenance")
+    List<Path> implementationFiles = new ArrayList<>();
 
     @Spec
     CommandSpec spec;
@@ -101,9 +115,18 @@ final class RunCommand implements Callable<Integer> {
         if (checkpoint != null) {
             properties.put(org.mechspec.spec.ManifestLoader.CHECKPOINT_PROPERTY, checkpoint.toAbsolutePath().toString());
         }
+        if (implementation != null) {
+            properties.put(Implementation.PROPERTY, implementation);
+            properties.put(Implementation.TIMEOUT_PROPERTY, Double.toString(implementationTimeout));
+            properties.put(Implementation.FILES_PROPERTY, String.join(",", implementationFiles.stream().map(p -> p.toAbsolutePath().toString()).toList()));
+        }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
-        org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties,
-                out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
+        try {
+            org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties,
+                    out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
+        } finally {
+            Implementation.closeCurrent(); // nothing of the worker outlives the run
+        }
         TestExecutionSummary s = summary.getSummary();
         long failed = s.getTotalFailureCount();
         long skipped = s.getTestsSkippedCount() + s.getTestsAbortedCount();
@@ -120,6 +143,9 @@ final class RunCommand implements Callable<Integer> {
             errors = List.of("cannot read the reporter's errors: " + e.getMessage());
         }
         errors.forEach(e -> stderr.println("mechspec: " + e));
+        if (implementation != null) {
+            return failed > 0 || !errors.isEmpty() ? ExitCodes.FINDINGS : ExitCodes.OK; // an outside implementation earns no GPU receipt
+        }
         try {
             Path receipt = GpuReceipt.write(out.toAbsolutePath(), backend, s.getTestsSucceededCount(), failed, skipped);
             if (receipt != null) {
@@ -164,6 +190,25 @@ final class RunCommand implements Callable<Integer> {
         }
         if (checkpoint != null && !Files.isRegularFile(checkpoint.resolve("config.json"))) {
             throw new ParameterException(spec.commandLine(), "--checkpoint " + checkpoint + ": not a checkpoint folder (no config.json)");
+        }
+        if (implementation != null) {
+            if (implementation.isBlank()) {
+                throw new ParameterException(spec.commandLine(), "--implementation needs a command, e.g. \"python3 my_worker.py\"");
+            }
+            if (!List.of("auto", "cpu").contains(backend)) {
+                throw new ParameterException(spec.commandLine(), "--implementation runs the worker with mechspec's CPU for the rest;"
+                        + " --backend " + backend + " cannot be combined with it");
+            }
+            if (!(implementationTimeout > 0) || Double.isInfinite(implementationTimeout)) {
+                throw new ParameterException(spec.commandLine(), "--implementation-timeout must be a positive number of seconds");
+            }
+            for (Path f : implementationFiles) {
+                if (!Files.isRegularFile(f)) {
+                    throw new ParameterException(spec.commandLine(), "--implementation-files " + f + ": no such file");
+                }
+            }
+        } else if (!implementationFiles.isEmpty()) {
+            throw new ParameterException(spec.commandLine(), "--implementation-files needs --implementation");
         }
         String refused = OutputFolder.refusal("--out", out);
         if (refused != null) {

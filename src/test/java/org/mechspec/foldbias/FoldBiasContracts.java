@@ -6,7 +6,6 @@ import java.util.function.BiPredicate;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.Manifest;
@@ -18,8 +17,8 @@ import org.mechspec.spec.Stress;
 
 /**
  * The fold-bias contracts (DESIGN §6, contracts/fold-bias.json). Each check has a property half over generated
- * problems (CPU) and a seeded half that runs the pinned protocol once per (backend, seed), records every metric
- * and then asserts the check.
+ * problems (on the run's backend: the worker's where one is judged) and a seeded half that runs the pinned protocol
+ * once per (backend, seed), records every metric and then asserts the check.
  */
 @Tag("fold-bias")
 class FoldBiasContracts {
@@ -60,12 +59,13 @@ class FoldBiasContracts {
      * Property half of a roundoff-level check: its predicate at max(threshold, 64·eps·S) on every generated
      * problem, S the problem's own rounding scale (see {@link PropertyTolerance}).
      */
-    private static void roundoffProperty(String check, ToDoubleFunction<FoldBiasRun> scale,
+    private static void roundoffProperty(PropertyRun run, String check, ToDoubleFunction<FoldBiasRun> scale,
                                          BiPredicate<FoldBiasMetrics, Double> holds,
                                          ToDoubleFunction<FoldBiasMetrics> measured) {
         double threshold = threshold(check);
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasRun r = p.run();
+            FoldBiasRun r = subject.run(p.inputs());
             double tol = PropertyTolerance.of(threshold, scale.applyAsDouble(r));
             FoldBiasMetrics m = FoldBiasMetrics.of(r);
             Stress.figure("error", measured.applyAsDouble(m), "<=", tol, () -> p);
@@ -77,8 +77,8 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "rank_one_logit_identity_reference")
     @Test
-    void rankOneLogitIdentityProperty() {
-        roundoffProperty("rank_one_logit_identity_reference", PropertyTolerance::logitScale, Checks::rankOneLogitIdentity,
+    void rankOneLogitIdentityProperty(PropertyRun run) {
+        roundoffProperty(run, "rank_one_logit_identity_reference", PropertyTolerance::logitScale, Checks::rankOneLogitIdentity,
                 FoldBiasMetrics::logitIdentityError);
     }
 
@@ -93,8 +93,8 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "context_projection_mean_constraint")
     @Test
-    void contextProjectionMeanProperty() {
-        roundoffProperty("context_projection_mean_constraint", PropertyTolerance::projectionScale, Checks::contextProjectionMean,
+    void contextProjectionMeanProperty(PropertyRun run) {
+        roundoffProperty(run, "context_projection_mean_constraint", PropertyTolerance::projectionScale, Checks::contextProjectionMean,
                 FoldBiasMetrics::projectionMeanError);
     }
 
@@ -109,8 +109,8 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "ridge_constrained_kkt_reference")
     @Test
-    void kktReferenceProperty() {
-        roundoffProperty("ridge_constrained_kkt_reference", PropertyTolerance::kktScale, Checks::kktMatchesReference,
+    void kktReferenceProperty(PropertyRun run) {
+        roundoffProperty(run, "ridge_constrained_kkt_reference", PropertyTolerance::kktScale, Checks::kktMatchesReference,
                 FoldBiasMetrics::kktReferenceError);
     }
 
@@ -125,9 +125,10 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "keys_really_rounded_before_value_refit")
     @Test
-    void keysReallyRoundedProperty() {
+    void keysReallyRoundedProperty(PropertyRun run) {
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
+            FoldBiasMetrics m = FoldBiasMetrics.of(subject.run(p.inputs()));
             assertThat(Checks.keysReallyRounded(m))
                     .as("%s refit key elements off the fp16 grid, %s changed by rounding", m.refitKeysOffFp16Grid(),
                             m.refitKeysChangedByRounding()).isTrue();
@@ -145,8 +146,8 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "rounded_value_fit_normal_equations")
     @Test
-    void valueNormalEquationsProperty() {
-        roundoffProperty("rounded_value_fit_normal_equations", PropertyTolerance::normalEquationScale, Checks::valueNormalEquations,
+    void valueNormalEquationsProperty(PropertyRun run) {
+        roundoffProperty(run, "rounded_value_fit_normal_equations", PropertyTolerance::normalEquationScale, Checks::valueNormalEquations,
                 FoldBiasMetrics::valueNormalEquationError);
     }
 
@@ -163,8 +164,9 @@ class FoldBiasContracts {
     @Test
     void outputErrorBoundProperty(PropertyRun run) {
         double threshold = run.threshold();
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
+            FoldBiasMetrics m = FoldBiasMetrics.of(subject.run(p.inputs()));
             assertThat(Checks.outputErrorBounded(m, threshold))
                     .as("minimum bound slack %s >= -%s", m.minimumOutputBoundSlack(), threshold).isTrue();
         });
@@ -188,10 +190,11 @@ class FoldBiasContracts {
     @Test
     void droppingBiasChangesAttentionProperty(PropertyRun run) {
         double factor = run.threshold();
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllCompactingProblems(p -> {
-            FoldBiasRun offline = p.run();
+            FoldBiasRun offline = subject.run(p.inputs());
             FoldBiasInputs onSubspace = FoldBiasProblems.onFoldSubspace(p, offline.fold().direction());
-            FoldBiasMetrics m = FoldBiasMetrics.of(new FoldBias(CpuBackend.INSTANCE).run(onSubspace));
+            FoldBiasMetrics m = FoldBiasMetrics.of(subject.run(onSubspace));
             assertThat(Checks.droppingBiasMatters(m, factor))
                     .as("drop error %s >= %s x folded error %s", m.dropBiasOutputError(), factor, m.foldedOutputError())
                     .isTrue();
@@ -209,9 +212,10 @@ class FoldBiasContracts {
 
     @Contract(paper = PAPER, check = "offline_fit_is_frozen")
     @Test
-    void offlineFitIsFrozenProperty() {
+    void offlineFitIsFrozenProperty(PropertyRun run) {
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
+            FoldBiasMetrics m = FoldBiasMetrics.of(subject.run(p.inputs()));
             assertThat(Checks.offlineFitFrozen(m))
                     .as("%s fits after freezing; cache SHA-256 %s then %s", m.modelCalls(), m.cacheSha256AtFreeze(),
                             m.cacheSha256AfterOnline()).isTrue();
@@ -231,8 +235,9 @@ class FoldBiasContracts {
     @Test
     void nnlsKktProperty(PropertyRun run) {
         double threshold = run.threshold();
+        FoldBias subject = new FoldBias(run.backend());
         FoldBiasProblems.forAllProblems(p -> {
-            FoldBiasMetrics m = FoldBiasMetrics.of(p.run());
+            FoldBiasMetrics m = FoldBiasMetrics.of(subject.run(p.inputs()));
             assertThat(Checks.nnlsKkt(m, threshold))
                     .as("NNLS KKT violation %s (negative weights %s) <= %s", m.nnlsKktViolation(), m.negativeWeights(),
                             threshold).isTrue();

@@ -10,11 +10,13 @@ import static org.quicktheories.generators.SourceDSL.longs;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
+import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
@@ -68,10 +70,13 @@ class KernelContracts {
 
     @Contract(paper = PAPER, check = "fp16_round_nearest_even_exhaustive")
     @Test
-    void fp16RoundingIsNearestAndIdempotent() {
+    void fp16RoundingIsNearestAndIdempotent(PropertyRun run) {
+        Backend subject = run.backend();
         qt().withExamples(Stress.examples(2000)).forAll(doubles().between(-70000, 70000)).checkAssert(x -> {
-            double h = HalfFloat.roundToHalf(x);
+            double h = subject.roundToHalf(new double[] {x})[0];
+            // An fp16 value by the definition's own rounding, and one the subject leaves as it is.
             assertThat(HalfFloat.roundToHalf(h)).isEqualTo(h);
+            assertThat(subject.roundToHalf(new double[] {h})[0]).isEqualTo(h);
             if (Double.isFinite(h)) {
                 double up = HalfFloat.fromHalfBits((short) (HalfFloat.toHalfBits(Math.abs(h)) + 1));
                 double down = Math.abs(h) == 0 ? 0 : HalfFloat.fromHalfBits((short) (HalfFloat.toHalfBits(Math.abs(h)) - 1));
@@ -129,10 +134,11 @@ class KernelContracts {
         verdicts.forEach((which, v) -> assertThat(v.holds()).as("fp32 attention %s: %s", which, v).isTrue());
     }
 
-    /** Property half on the CPU: the fp32 path obeys the rule against the oracle over random shapes. */
+    /** Property half: the run's fp32 attention obeys the rule against the CPU fp64 oracle over random shapes. */
     @Contract(paper = PAPER, check = "attention_fp32_flash_rule")
     @Test
-    void cpuFp32AttentionWithinRuleOverShapes() {
+    void fp32AttentionWithinRuleOverShapes(PropertyRun run) {
+        Backend subject = run.backend();
         qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 3), integers().between(1, 4), integers().between(1, 9),
                 integers().between(1, 40)).checkAssert((kv, group, tq, extraKeys) -> {
             long seed = 1000L * kv + 100L * group + 10L * tq + extraKeys;
@@ -147,7 +153,7 @@ class KernelContracts {
             float[] vf = FloatArrays.narrow(v);
             float[] bf = FloatArrays.narrow(bias);
             double[] oracle = CpuBackend.INSTANCE.attention(s, FloatArrays.widen(qf), FloatArrays.widen(kf), FloatArrays.widen(vf), FloatArrays.widen(bf));
-            double[] fp32 = FloatArrays.widen(CpuBackend.INSTANCE.attention(s, qf, kf, vf, bf));
+            double[] fp32 = FloatArrays.widen(subject.attention(s, qf, kf, vf, bf));
             // Against a zero "naive" error the rule reduces to the dtype noise bound: a real accuracy check.
             FlashRule.Verdict v32 = FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, s.keyLen() + s.headDim());
             Stress.figure("attention_fp32_max_error", v32.maxError(), "<=", v32.bound(), () -> s);
@@ -157,12 +163,13 @@ class KernelContracts {
 
     @Contract(paper = PAPER, check = "attention_fp64_flash_rule")
     @Test
-    void cpuOracleRowsAreConvexCombinationsOfValues() {
+    void attentionRowsAreConvexCombinationsOfValues(PropertyRun run) {
+        Backend subject = run.backend();
         qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 30), integers().between(1, 6), longs().all()).checkAssert((keys, dv, seed) -> {
             AttentionShape s = AttentionShape.of(1, 2, 1, 1, keys, 4, dv, false);
             Rng r = new Rng(seed);
             double[] v = r.normals((int) s.valueElements(), 0, 1);
-            double[] out = CpuBackend.INSTANCE.attention(s, r.normals((int) s.queryElements(), 0, 3),
+            double[] out = subject.attention(s, r.normals((int) s.queryElements(), 0, 3),
                     r.normals((int) s.keyElements(), 0, 3), v, null);
             for (int c = 0; c < dv; c++) {
                 double lo = Double.POSITIVE_INFINITY;

@@ -16,7 +16,6 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
-import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.Rng;
 import org.mechspec.data.WikiText2;
 import org.mechspec.oal.BlockLedger.Phase;
@@ -25,6 +24,7 @@ import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
 import org.mechspec.spec.Manifest;
 import org.mechspec.spec.ManifestLoader;
+import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
@@ -88,11 +88,12 @@ class OalContracts {
      */
     @Contract(paper = PAPER, check = "recurrent_dense_equivalence")
     @Test
-    void recurrentEqualsDenseEqualsOracleOverShapes() {
+    void recurrentEqualsDenseEqualsOracleOverShapes(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(40)).forAll(longs().all(), integers().between(1, 24), integers().between(0, 4), integers().between(1, 3))
                 .checkAssert((seed, seqLen, dimChoice, groupRatio) -> {
                     TinyOal.AgreementCase c = TinyOal.agreementCase(seed, seqLen, dimChoice, groupRatio);
-                    RoundingAgreement a = RoundingAgreement.measure(CpuGroupedQuadraticAttention.INSTANCE, c.samples(), c.groups(),
+                    RoundingAgreement a = RoundingAgreement.measure(ops, c.samples(), c.groups(),
                             Grouping.GROUPS, c.factors());
                     Stress.figure("worst_error_over_bound", Math.max(Math.max(a.dense32(), a.recurrent32()), Math.max(a.dense64(), a.recurrent64())),
                             "<=", 1, () -> c);
@@ -119,7 +120,8 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "kernel_positive_for_any_coefficients")
     @Test
-    void kernelPositiveForGeneratedCoefficients() {
+    void kernelPositiveForGeneratedCoefficients(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(60)).forAll(longs().all(), doubles().between(0.0, 10.0), integers().between(1, 3))
                 .checkAssert((seed, scale, groupCount) -> {
                     LayerSamples s = TinyOal.samples(seed, 1, 12, 2, 1, 16, 1.5);
@@ -137,11 +139,11 @@ class OalContracts {
                     }
                     assertThat(OalChecks.kernelPositive(OalChecks.minSimilarity(s, groups, g, l))).isTrue();
                     double[] m = QuadraticForm.gramAll(l, g + 1);
-                    double[] dense = CpuGroupedQuadraticAttention.INSTANCE.dense(s.shape(g), s.q(), s.k(), s.v(), groups, m);
-                    double[] recurrent = CpuGroupedQuadraticAttention.INSTANCE.recurrent(s.shape(g), s.q(), s.k(), s.v(), groups, m);
+                    double[] dense = ops.dense(s.shape(g), s.q(), s.k(), s.v(), groups, m);
+                    double[] recurrent = ops.recurrent(s.shape(g), s.q(), s.k(), s.v(), groups, m);
                     assertThat(Arrays.stream(dense).allMatch(Double::isFinite)).isTrue();
                     assertThat(Arrays.stream(recurrent).allMatch(Double::isFinite)).isTrue();
-                    assertThat(OalChecks.guardRejectsNonPositive(CpuGroupedQuadraticAttention.INSTANCE, s, groups, g)).isTrue();
+                    assertThat(OalChecks.guardRejectsNonPositive(ops, s, groups, g)).isTrue();
                 });
     }
 
@@ -199,11 +201,12 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "converted_block_gradient_check")
     @Test
-    void convertedBlockGradientOverGeneratedInputs() {
+    void convertedBlockGradientOverGeneratedInputs(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(20)).forAll(longs().all(), integers().between(1, 10)).checkAssert((seed, seqLen) -> {
             LayerSamples s = TinyOal.samples(seed, 2, seqLen, 2, 1, 8, 1.0);
             Rng rng = new Rng(seed);
-            ConvertedAttention block = new ConvertedAttention(0, CpuGroupedQuadraticAttention.INSTANCE, TinyOal.groups(rng, 2, 8),
+            ConvertedAttention block = new ConvertedAttention(0, ops, TinyOal.groups(rng, 2, 8),
                     Grouping.GROUPS, TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3));
             double[] w = rng.normals(s.q().length, 0, 1);
             assertThat(OalChecks.gradientMatches(BlockGradientCheck.relativeError(block, s, w, 1, 1e-5), 1e-6)).isTrue();
@@ -263,9 +266,9 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "test_isolated_from_selection")
     @Test
-    void tinyProtocolRunsKeepTestBlocksIsolated() {
+    void tinyProtocolRunsKeepTestBlocksIsolated(PropertyRun run) {
         qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed, 5), TinyOal.blocks(seed, 32 * 40),
+            OalRun r = OalProtocol.run(seed, run.backend(), TinyOal.model(seed, 5), TinyOal.blocks(seed, 32 * 40),
                     TinyOal.blocks(~seed, 32 * 7));
             assertThat(OalChecks.testIsolated(r.roles(), r.ledger())).isTrue();
             assertThat(OalChecks.testUsesOutsideEvaluation(r.ledger())).isZero();
@@ -288,9 +291,9 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "matched_lora_budget")
     @Test
-    void tinyProtocolRunsMatchTheLoraBudget() {
+    void tinyProtocolRunsMatchTheLoraBudget(PropertyRun run) {
         qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            OalRun r = OalProtocol.run(seed, CpuBackend.INSTANCE, TinyOal.model(seed + 7, 5), TinyOal.blocks(seed, 32 * 30),
+            OalRun r = OalProtocol.run(seed, run.backend(), TinyOal.model(seed + 7, 5), TinyOal.blocks(seed, 32 * 30),
                     TinyOal.blocks(~seed, 32 * 5));
             assertThat(OalChecks.matchedBudget(r.adaptation().softmaxLora(), r.adaptation().oalLora(), OalProtocol.LORA_STEPS,
                     OalProtocol.LORA_LEARNING_RATE, ADAPTATION_ROWS)).isTrue();
@@ -313,9 +316,10 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "lora_steps_move_adapters")
     @Test
-    void loraStepsMoveAdaptersOfTinyModels() {
+    void loraStepsMoveAdaptersOfTinyModels(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            MatchedLora.Adapted a = TinyOal.Adaptation.of(seed).adapted();
+            MatchedLora.Adapted a = TinyOal.Adaptation.of(seed, ops).adapted();
             assertThat(DefinitionChecks.loraStepsMoveAdapters(a.softmaxRecord(), a.convertedRecord(), OalProtocol.LORA_STEPS))
                     .as("step changes: softmax %s, OAL %s", a.softmaxRecord().stepChanges, a.convertedRecord().stepChanges)
                     .isTrue();
@@ -337,9 +341,10 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "converted_layer_is_calibrated_oal")
     @Test
-    void convertedLayerOfTinyAdaptationsIsItsOal() {
+    void convertedLayerOfTinyAdaptationsIsItsOal(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(3)).forAll(longs().between(0, 1000)).checkAssert(seed -> {
-            TinyOal.Adaptation a = TinyOal.Adaptation.of(seed);
+            TinyOal.Adaptation a = TinyOal.Adaptation.of(seed, ops);
             DefinitionChecks.LayerError e = DefinitionChecks.convertedLayer(a.adapted().converted(), a.blocks(),
                     new int[] {0, 1}, a.groups(), Grouping.GROUPS, a.factors());
             Stress.figure("converted_layer_bound_ratio", e.boundRatio(), "<=", 1, () -> "seed " + seed);
@@ -528,13 +533,17 @@ class OalContracts {
         differential(run, true);
     }
 
-    /** Property half: the CPU twins the GPU is judged against are exact to fp64 rounding against the oracle. */
+    /**
+     * Property half: the run's forms (the CPU twins the GPU is judged against, or the worker's) are exact to fp64
+     * rounding against the oracle.
+     */
     @Contract(paper = PAPER, check = "oal_dense_cuda_flash_rule")
     @Test
-    void cpuDenseTwinWithinFp64NoiseOfOracle() {
+    void denseWithinFp64NoiseOfOracle(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
-            FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, false, true);
+            FlashRule.Verdict v = OalChecks.differential(ops, c, false, true);
             Stress.figure("dense_fp64_max_error", v.maxError(), "<=", v.atol(), () -> "seed " + seed + ", " + seqLen + " tokens");
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });
@@ -542,10 +551,11 @@ class OalContracts {
 
     @Contract(paper = PAPER, check = "oal_recurrent_cuda_flash_rule")
     @Test
-    void cpuRecurrentTwinWithinFp64NoiseOfOracle() {
+    void recurrentWithinFp64NoiseOfOracle(PropertyRun run) {
+        GroupedQuadraticAttentionOps ops = GroupedQuadraticAttentionOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(25)).forAll(longs().all(), integers().between(1, 20)).checkAssert((seed, seqLen) -> {
             OalChecks.DifferentialCase c = OalChecks.differentialCase(seed, 1, seqLen, 2, 1, 16);
-            FlashRule.Verdict v = OalChecks.differential(CpuGroupedQuadraticAttention.INSTANCE, c, true, true);
+            FlashRule.Verdict v = OalChecks.differential(ops, c, true, true);
             Stress.figure("recurrent_fp64_max_error", v.maxError(), "<=", v.atol(), () -> "seed " + seed + ", " + seqLen + " tokens");
             assertThat(v.maxError()).as("%s", v).isLessThanOrEqualTo(v.atol());
         });

@@ -129,13 +129,17 @@ final class TinyOal {
      */
     record Adaptation(MatchedLora.Adapted adapted, TokenBlocks blocks, int[] groups, double[][] factors) {
         static Adaptation of(long seed) {
+            return of(seed, CpuGroupedQuadraticAttention.INSTANCE);
+        }
+
+        /** The same with the converted layer's attention from {@code ops} (a property half's backend). */
+        static Adaptation of(long seed, GroupedQuadraticAttentionOps ops) {
             Rng rng = new Rng(seed);
             int[] groups = TinyOal.groups(rng, 2, 16);
             double[][] l = TinyOal.factors(rng, 2, Grouping.GROUPS, 0.3);
             TokenBlocks blocks = TokenBlocks.ofBytes(text(seed, 32 * 10), OalProtocol.SEQUENCE_LENGTH);
             Batch batch = Batch.nextToken(blocks.blocks(new int[] {2, 3, 4, 5, 6, 7, 8, 9}), OalProtocol.SEQUENCE_LENGTH);
-            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, CpuGroupedQuadraticAttention.INSTANCE, groups,
-                    Grouping.GROUPS, l);
+            ConvertedAttention block = new ConvertedAttention(OalProtocol.LAYER, ops, groups, Grouping.GROUPS, l);
             MatchedLora.Adapted adapted = MatchedLora.adapt(model(seed, 5), OalProtocol.LAYER, block, batch, rng,
                     OalProtocol.LORA, OalProtocol.LORA_STEPS, OalProtocol.LORA_LEARNING_RATE);
             return new Adaptation(adapted, blocks, groups, l);

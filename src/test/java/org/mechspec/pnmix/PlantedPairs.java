@@ -17,11 +17,20 @@ final class PlantedPairs {
     }
 
     static PnMixExperiment experiment(long seed) {
-        return experiment(seed, PairSaliency::scores);
+        return experiment(seed, CpuBackend.INSTANCE);
+    }
+
+    /** The same on {@code backend} (a property half's: an outside implementation's where one is judged). */
+    static PnMixExperiment experiment(long seed, org.mechspec.compute.Backend backend) {
+        return experiment(seed, PairSaliency::scores, backend);
     }
 
     /** The same with the mechanism's pair scores given. */
     static PnMixExperiment experiment(long seed, SaliencyScores saliency) {
+        return experiment(seed, saliency, CpuBackend.INSTANCE);
+    }
+
+    private static PnMixExperiment experiment(long seed, SaliencyScores saliency, org.mechspec.compute.Backend backend) {
         PnMixConfig c = config();
         Rng rng = new Rng(seed);
         int d = c.model().headDim();
@@ -47,6 +56,6 @@ final class PlantedPairs {
             }
         }
         Projections truth = new Projections(n, c.model().queryHeads(), c.model().kvHeads(), d, q, k, q, k, q, k, v);
-        return PnMixExperiment.over(seed, truth, rng, "synthetic", c, CpuBackend.INSTANCE, saliency);
+        return PnMixExperiment.over(seed, truth, rng, "synthetic", c, backend, saliency);
     }
 }

@@ -13,6 +13,7 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.AttentionShape;
+import org.mechspec.compute.Backend;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
@@ -20,6 +21,7 @@ import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
+import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
@@ -72,12 +74,13 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "byte_accounting_exact")
     @Test
-    void bytesOfRealBuffersEqualTheBudgetOverLengthsHeadsAndWidths() {
+    void bytesOfRealBuffersEqualTheBudgetOverLengthsHeadsAndWidths(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(40)).forAll(lengths(), kvShapes(), widths(), longs().all()).checkAssert((n, shape, bits, seed) -> {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], 32, 128, 33, 0, bits[0], bits[1], bits[2]);
             PairMask mask = PnMixFixtures.randomMask(c, seed);
             int[] keyBits = mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits());
-            StreamingCache cache = PnMixFixtures.filledCache(c, keyBits, mask.bytes(), n, seed, null);
+            StreamingCache cache = PnMixFixtures.filledCache(c, ops, keyBits, mask.bytes(), n, seed, null);
             ByteBudget b = ByteBudget.of(c, n, keyBits, mask.byteLength());
             assertThat(cache.keyBytes()).as("key bytes").isEqualTo(b.keyBytes());
             assertThat(cache.valueBytes()).as("value bytes").isEqualTo(b.valueBytes());
@@ -99,12 +102,13 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "token_accounting_exact")
     @Test
-    void tokenSplitFollowsSinkAndGroupBoundaries() {
+    void tokenSplitFollowsSinkAndGroupBoundaries(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(40)).forAll(lengths(), integers().between(0, 40), Generate.pick(List.of(1, 2, 8, 32, 128)), longs().all())
                 .checkAssert((n, sink, group, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2, 1, 4, sink, group, sink + 1, 0, 3, 1, 2);
                     PairMask mask = PnMixFixtures.randomMask(c, seed);
-                    StreamingCache cache = PnMixFixtures.filledCache(c, mask.channelBits(4, c.model().layout(), 3, 1), mask.bytes(), n, seed, null);
+                    StreamingCache cache = PnMixFixtures.filledCache(c, ops, mask.channelBits(4, c.model().layout(), 3, 1), mask.bytes(), n, seed, null);
                     ByteBudget b = ByteBudget.of(c, n, cache.keyBits(), 0);
                     assertThat(new int[] {cache.sinkTokens(), cache.quantizedTokens(), cache.residualTokens()})
                             .containsExactly(b.sinkTokens(), b.quantizedTokens(), b.residualTokens());
@@ -127,13 +131,15 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "sink_keys_exact")
     @Test
-    void sinkTokensReadBackBitForBit() {
+    void sinkTokensReadBackBitForBit(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(30)).forAll(lengths(), integers().between(0, 40), kvShapes(), longs().all()).checkAssert((n, sink, shape, seed) -> {
             PnMixConfig c = PnMixFixtures.small(shape[0], shape[0], shape[1], sink, 8, sink + 1, 0, 3, 1, 2);
             double[][] truth = new double[2][];
-            StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
+            StreamingCache cache = PnMixFixtures.filledCache(c, ops, PnMixFixtures.randomMask(c, seed)
                     .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, truth);
             PackedKvCache view = cache.view();
+            // Read back by mechspec's own reader, apart from the operations that filled the cache.
             double[] keys = CacheContents.keys(view, new CpuPackedCacheOps());
             double[] values = CacheContents.values(view, new CpuPackedCacheOps());
             int s = Math.min(n, sink) * c.model().kvChannels();
@@ -153,9 +159,10 @@ class PnMixContracts {
                 (h, d, l) -> PnMixFixtures.small(h[0], h[1], d, l[0], l[1], l[2], l[3], 3, 1, 2));
     }
 
-    private static PnMixResult smallRun(PnMixConfig c, long seed) {
+    /** The protocol over a small configuration, on the run's backend (the worker's operations where one is judged). */
+    private static PnMixResult smallRun(PnMixConfig c, long seed, Backend backend) {
         Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
-        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, PackedCacheOps.forBackend(backend), backend, true).run(truth, KeyPlan.saliency());
     }
 
     @Contract(paper = PAPER, check = "saliency_computed_once")
@@ -168,9 +175,9 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "saliency_computed_once")
     @Test
-    void saliencyRunsOnceWhateverTheDecodeLength() {
+    void saliencyRunsOnceWhateverTheDecodeLength(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
-                assertThat(PnMixChecks.saliencyComputedOnce(smallRun(c, seed))).isTrue());
+                assertThat(PnMixChecks.saliencyComputedOnce(smallRun(c, seed, run.backend()))).isTrue());
     }
 
     @Contract(paper = PAPER, check = "mask_unchanged_after_decode")
@@ -184,9 +191,9 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "mask_unchanged_after_decode")
     @Test
-    void maskBytesSurviveAnyDecodeLength() {
+    void maskBytesSurviveAnyDecodeLength(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
-                assertThat(PnMixChecks.maskUnchangedAfterDecode(smallRun(c, seed))).isTrue());
+                assertThat(PnMixChecks.maskUnchangedAfterDecode(smallRun(c, seed, run.backend()))).isTrue());
     }
 
     @Contract(paper = PAPER, check = "saliency_mask_follows_pair_scores")
@@ -279,7 +286,8 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "quantizer_levels_exact")
     @Test
-    void groupLevelsAndCodesFollowTheDefinition() {
+    void groupLevelsAndCodesFollowTheDefinition(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         Gen<double[]> groups = integers().between(1, 40).zip(longs().all(), integers().between(0, 3), (n, seed, kind) -> {
             Rng r = new Rng(seed);
             double[] x = new double[n];
@@ -295,7 +303,6 @@ class PnMixContracts {
             return x;
         });
         qt().withExamples(Stress.examples(300)).forAll(groups, integers().between(1, 8)).checkAssert((x, bits) -> {
-            CpuPackedCacheOps ops = new CpuPackedCacheOps();
             PackedBlock b = ops.quantizePerChannel(x, x.length, new int[] {bits}, OneBitLevels.CONDITIONAL_MEANS);
             int[] codes = ops.unpackPerChannel(b.codes(), x.length, new int[] {bits});
             assertThat(PnMixChecks.groupMatchesSpec(x, bits, b, 0, codes)).as("group %s at %d bits", Arrays.toString(x), bits).isTrue();
@@ -324,7 +331,8 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "pack_unpack_roundtrip")
     @Test
-    void codesOfOneToEightBitsSurvivePackAndUnpack() {
+    void codesOfOneToEightBitsSurvivePackAndUnpack(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(200)).forAll(integers().between(1, 40), integers().between(1, 6), integers().between(1, 8), longs().all())
                 .checkAssert((tokens, channels, tokenBits, seed) -> {
                     Rng r = new Rng(seed);
@@ -339,9 +347,9 @@ class PnMixContracts {
                         codes[i] = constant ? (1 << b) - 1 : (int) (r.uniform() * (1 << b));
                     }
                     int groupChannels = channels % 2 == 0 && r.uniform() < 0.5 ? 2 : channels;
-                    assertThat(PnMixChecks.codeRoundTripMismatches(new CpuPackedCacheOps(), codes, tokens, bits, groupChannels, tokenBits))
+                    assertThat(PnMixChecks.codeRoundTripMismatches(ops, codes, tokens, bits, groupChannels, tokenBits))
                             .isZero();
-                    byte[] packed = new CpuPackedCacheOps().packPerChannel(codes, tokens, bits);
+                    byte[] packed = ops.packPerChannel(codes, tokens, bits);
                     assertThat(packed.length).isEqualTo(BitPacking.channelOffsets(tokens, bits)[channels]);
                 });
     }
@@ -361,20 +369,22 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
     @Test
-    void packedAttentionEqualsAttentionOverTheDequantizedCache() {
+    void packedAttentionEqualsAttentionOverTheDequantizedCache(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 300), kvShapes(), integers().between(1, 6), longs().all())
                 .checkAssert((n, shape, queries, seed) -> {
                     PnMixConfig c = PnMixFixtures.small(2 * shape[0], shape[0], shape[1], 5, 16, 6, 0, 3, 1, 2);
-                    StreamingCache cache = PnMixFixtures.filledCache(c, PnMixFixtures.randomMask(c, seed)
+                    StreamingCache cache = PnMixFixtures.filledCache(c, ops, PnMixFixtures.randomMask(c, seed)
                             .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, null);
                     PackedKvCache view = cache.view();
                     int tq = Math.min(queries, n);
                     boolean causal = seed % 2 == 0;
                     double[] q = new Rng(seed + 1).normals(c.model().queryHeads() * tq * c.model().headDim(), 0, 1);
-                    CpuPackedCacheOps ops = new CpuPackedCacheOps();
                     double[] packed = ops.attend(view, q, c.model().queryHeads(), tq, causal, false).out();
-                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.model().kvHeads(), c.model().headDim());
-                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.model().kvHeads(), c.model().headDim());
+                    // The oracle stays mechspec's own: its reader dequantizes the cache, its fp64 attention reads that.
+                    CpuPackedCacheOps cpu = new CpuPackedCacheOps();
+                    double[] k = CacheContents.headMajor(CacheContents.keys(view, cpu), n, c.model().kvHeads(), c.model().headDim());
+                    double[] v = CacheContents.headMajor(CacheContents.values(view, cpu), n, c.model().kvHeads(), c.model().headDim());
                     double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.model().queryHeads(), c.model().kvHeads(), tq, n,
                             c.model().headDim(), c.model().headDim(), causal), q, k, v, null);
                     Stress.figure("packed_vs_oracle_max_error", maxAbsDiff(packed, oracle), "<=", 1e-12, () -> c + ", " + n + " tokens");
@@ -396,9 +406,9 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
     @Test
-    void batchedCausalCallReproducesOnlineCallsOverUnchangedStorage() {
+    void batchedCausalCallReproducesOnlineCallsOverUnchangedStorage(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
-                assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(smallRun(c, seed), 1e-12)).isTrue());
+                assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(smallRun(c, seed, run.backend()), 1e-12)).isTrue());
     }
 
     @Contract(paper = PAPER, check = "attention_calls_counted")
@@ -412,9 +422,9 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "attention_calls_counted")
     @Test
-    void oneCallPerStepPlusOneBatched() {
+    void oneCallPerStepPlusOneBatched(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
-                assertThat(PnMixChecks.attentionCallsCounted(smallRun(c, seed))).isTrue());
+                assertThat(PnMixChecks.attentionCallsCounted(smallRun(c, seed, run.backend()))).isTrue());
     }
 
     // ---- the mechanism against its baselines ---------------------------------------------------------------
@@ -430,9 +440,9 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "pair_saliency_beats_random_mask")
     @Test
-    void saliencyBeatsRandomMasksWhenPairScalesDiffer() {
+    void saliencyBeatsRandomMasksWhenPairScalesDiffer(PropertyRun run) {
         qt().withExamples(Stress.examples(6)).forAll(longs().between(0, 1L << 40)).checkAssert(seed -> {
-            PnMixExperiment e = PlantedPairs.experiment(seed);
+            PnMixExperiment e = PlantedPairs.experiment(seed, run.backend());
             assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).as("KL %s vs %s", e.main().quality().attentionKl(), e.randomMaskKlMean()).isTrue();
         });
     }
@@ -458,13 +468,13 @@ class PnMixContracts {
      */
     @Contract(paper = PAPER, check = "mixed_precision_beats_uniform_at_equal_bytes")
     @Test
-    void mixedBeatsUniformOnAverageWhenPairScalesDiffer() {
+    void mixedBeatsUniformOnAverageWhenPairScalesDiffer(PropertyRun run) {
         qt().withExamples(Stress.examples(1)).forAll(lists().of(longs().between(0, 1L << 40)).ofSize(6)).checkAssert(seeds -> {
             double mixedKl = 0;
             double uniformKl = 0;
             int wins = 0;
             for (long seed : seeds) {
-                PnMixExperiment e = PlantedPairs.experiment(seed);
+                PnMixExperiment e = PlantedPairs.experiment(seed, run.backend());
                 double m = e.main().quality().attentionKl();
                 double u = e.uniform().quality().attentionKl();
                 // Equal bytes must hold on every instance: only the KL comparison is statistical.
@@ -492,9 +502,10 @@ class PnMixContracts {
 
     @Contract(paper = PAPER, check = "same_seed_metrics_identical")
     @Test
-    void smallRunsRepeatBitForBit() {
+    void smallRunsRepeatBitForBit(PropertyRun run) {
         qt().withExamples(Stress.examples(10)).forAll(smallProtocols(), longs().all()).checkAssert((c, seed) ->
-                assertThat(PnMixChecks.metricsIdentical(smallRun(c, seed).metrics(), smallRun(c, seed).metrics())).isTrue());
+                assertThat(PnMixChecks.metricsIdentical(smallRun(c, seed, run.backend()).metrics(),
+                        smallRun(c, seed, run.backend()).metrics())).isTrue());
     }
 
     // ---- CUDA kernels against their CPU twins --------------------------------------------------------------
@@ -557,15 +568,16 @@ class PnMixContracts {
         all.forEach((which, v) -> assertThat(v.holds()).as("%s: %s", which, v).isTrue());
     }
 
-    /** Property half on the CPU: the fp32 twin stays within fp32 noise of the fp64 oracle over random packed caches. */
+    /** Property half: the run's fp32 packed attention stays within fp32 noise of the CPU fp64 oracle over random packed caches. */
     @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
     @Test
-    void cpuFp32PackedAttentionWithinNoiseOfTheOracle() {
+    void fp32PackedAttentionWithinNoiseOfTheOracle(PropertyRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(30)).forAll(longs().all()).checkAssert(seed -> {
             PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
             CpuPackedCacheOps cpu = new CpuPackedCacheOps();
             double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
-            double[] fp32 = FloatArrays.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+            double[] fp32 = FloatArrays.widen(ops.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
             flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
         });
     }

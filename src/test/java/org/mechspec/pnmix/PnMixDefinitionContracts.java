@@ -12,6 +12,7 @@ import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
+import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
 import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
@@ -201,10 +202,10 @@ class PnMixDefinitionContracts {
 
     @Contract(paper = PAPER, check = "figures_match_definition")
     @Test
-    void figuresOfSmallRunsMatchTheirDefinitions() {
+    void figuresOfSmallRunsMatchTheirDefinitions(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
             Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
-            PnMixResult r = new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, false)
+            PnMixResult r = new PnMixProtocol(c, PackedCacheOps.forBackend(run.backend()), run.backend(), false)
                     .run(truth, KeyPlan.saliency());
             for (FigureChecks.Figure f : FigureChecks.figures(r, truth)) {
                 Stress.figure(f.name() + "_deviation_over_bound", f.overBound(), "<=", 1, () -> c + ", seed " + seed);

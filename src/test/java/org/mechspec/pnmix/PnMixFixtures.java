@@ -57,7 +57,13 @@ final class PnMixFixtures {
 
     /** A cache of {@code tokens} random fp16 rows appended through the mechanism on the CPU. */
     static StreamingCache filledCache(PnMixConfig c, int[] keyBits, byte[] mask, int tokens, long seed, double[][] truthOut) {
-        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(), keyBits, mask);
+        return filledCache(c, new CpuPackedCacheOps(), keyBits, mask, tokens, seed, truthOut);
+    }
+
+    /** The same through the given packed-cache operations (the run's, for a property judging them). */
+    static StreamingCache filledCache(PnMixConfig c, PackedCacheOps ops, int[] keyBits, byte[] mask, int tokens, long seed,
+                                      double[][] truthOut) {
+        StreamingCache cache = new StreamingCache(c, ops, keyBits, mask);
         Rng rng = new Rng(seed);
         double[] k = halfRows(rng, tokens, c.model().kvChannels(), 1.0);
         double[] v = halfRows(rng, tokens, c.model().kvChannels(), 1.0);

@@ -17,6 +17,7 @@ import org.junit.platform.launcher.TestIdentifier;
 import org.junit.platform.launcher.TestPlan;
 import org.mechspec.spec.ContractCoverage;
 import org.mechspec.spec.ContractExtension;
+import org.mechspec.spec.KnownRejections;
 import org.mechspec.spec.MissingDataSkips;
 import org.mechspec.spec.ManifestLoader;
 import org.mechspec.spec.SeedRun;
@@ -62,8 +63,8 @@ public final class ReportListener implements TestExecutionListener {
             System.out.println("[mechspec] ERROR " + refusedOut);
             return;
         }
-        clear(outputDir(), "[a-z0-9-]+\\.(cpu|cuda|cuda-emulated)\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
-                + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\."));
+        clear(outputDir(), "[a-z0-9-]+\\.[a-z0-9-]+\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
+                + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\.") + "|" + ListenerErrors.IMPLEMENTATION_FILE.replace(".", "\\."));
         clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
                 "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
         // Whatever -Dgroups selected, a run of contracts in a checkout checks that every declared check has its tests
@@ -162,8 +163,13 @@ public final class ReportListener implements TestExecutionListener {
         try {
             SourceFingerprints.Recorded fingerprints = SourceFingerprints.recorded();
             commit = fingerprints.commit();
+            org.mechspec.worker.Implementation judged = org.mechspec.worker.Implementation.started();
             for (PaperRun run : runs.values()) {
                 devices.put(run.backend, run.device);
+                if (judged != null && run.backend.equals(judged.id())) {
+                    // The seeded entries saw the calls made so far; the property halves that ran after them count too.
+                    run.deviceProvenance.set("implementation", PaperRun.JSON.valueToTree(judged.provenance(run.paper)));
+                }
                 write(out, run, fingerprints);
             }
         } catch (RuntimeException e) {
@@ -180,14 +186,28 @@ public final class ReportListener implements TestExecutionListener {
             try {
                 Path plots = out.toAbsolutePath().getParent().resolve("plots");
                 String summary = RunSummary.render(List.copyOf(runs.values()), ManifestLoader::forPaper, out, plots, notWritten,
-                        Path.of(System.getProperty("allure.results.directory", "target/allure-results")));
-                AtomicFiles.write(out.toAbsolutePath().getParent().resolve("summary.md"), summary);
+                        Path.of(System.getProperty("allure.results.directory", "target/allure-results")), KnownRejections::of);
+                Path summaryFile = out.toAbsolutePath().getParent().resolve("summary.md");
+                AtomicFiles.write(summaryFile, summary);
                 if (contractRun) {
                     System.out.println();
-                    summary.lines().forEach(l -> System.out.println("[mechspec] " + l));
+                    int cut = summary.indexOf(RunSummary.REJECTS_HEADING);
+                    (cut < 0 ? summary : summary.substring(0, cut)).lines().forEach(l -> System.out.println("[mechspec] " + l));
+                    if (cut >= 0) {
+                        System.out.println("[mechspec] what each check is known to reject (its mutant tests): " + summaryFile);
+                    }
                 }
             } catch (IOException | RuntimeException e) {
                 errors.add("run summary not written: " + firstLine(e));
+            }
+        }
+        org.mechspec.worker.Implementation impl = org.mechspec.worker.Implementation.started();
+        if (impl != null) {
+            try {
+                AtomicFiles.write(out.resolve(ListenerErrors.IMPLEMENTATION_FILE),
+                        impl.id() + "\n" + String.join("\n", impl.handshake().operations().keySet()) + "\n");
+            } catch (IOException e) {
+                errors.add("implementation record not written: " + firstLine(e));
             }
         }
         if (org.mechspec.spec.Stress.active()) {

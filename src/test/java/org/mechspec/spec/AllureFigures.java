@@ -1,5 +1,7 @@
 package org.mechspec.spec;
 
+import java.util.List;
+
 import com.fasterxml.jackson.databind.JsonNode;
 import io.qameta.allure.Allure;
 import io.qameta.allure.model.Status;
@@ -26,6 +28,11 @@ final class AllureFigures {
         for (JsonNode f : Figures.declared(manifest, check)) {
             b.append("\nHolds when ").append(f.path("metric").asText()).append(' ').append(f.path("op").asText()).append(' ')
                     .append(f.path("bound").asText()).append('.');
+        }
+        List<String> rejects = KnownRejections.of(manifest.paper(), check);
+        if (!rejects.isEmpty()) {
+            b.append("\n\nKnown to reject (its mutant tests):");
+            rejects.forEach(r -> b.append("\n- ").append(r));
         }
         return b.toString();
     }

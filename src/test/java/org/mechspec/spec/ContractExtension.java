@@ -9,6 +9,7 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
 import io.qameta.allure.Allure;
 import org.mechspec.compute.UnavailableBackend;
+import org.mechspec.worker.WorkerBackend;
 import org.opentest4j.TestAbortedException;
 
 /**
@@ -37,6 +38,10 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         explain(run.manifest(), run.checkName());
         if (run.backend() instanceof UnavailableBackend unavailable) {
             throw new TestAbortedException(unavailable.reason());
+        }
+        if (run.backend() instanceof WorkerBackend worker) {
+            worker.implementation().enterPaper(run.manifest().paper());
+            Allure.parameter("implementation", worker.name() + " " + worker.implementation().handshake().version());
         }
         Allure.parameter("backend", run.backend().name());
         Allure.parameter("seed", run.seed());
@@ -71,6 +76,10 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         manifest.check(c.check());
         label(c.paper(), c.check(), "property");
         explain(manifest, c.check());
+        WorkerBackend worker = Implementations.forPaper(manifest);
+        if (worker != null) {
+            Allure.parameter("implementation", worker.name() + " " + worker.implementation().handshake().version());
+        }
         context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
         Stress.enter(c.paper(), c.check());
         Throwable failure = null;

@@ -27,7 +27,8 @@ public final class SeedRunsProvider implements ArgumentsProvider {
         Seeded seeded = method.getAnnotation(Seeded.class);
         Manifest manifest = ManifestLoader.forPaper(contract.paper());
         manifest.check(contract.check());
-        List<Backend> backends = Backends.forContract(seeded.gpu());
+        Backend worker = Implementations.forPaper(manifest);
+        List<Backend> backends = worker != null ? List.of(worker) : Backends.forContract(seeded.gpu());
         ExtensionContext.Store launch = context.getRoot().getStore(ExtensionContext.Namespace.create(SeedRun.class));
         List<Arguments> out = new ArrayList<>();
         for (Backend backend : backends) {

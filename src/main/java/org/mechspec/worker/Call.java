@@ -1,0 +1,148 @@
+package org.mechspec.worker;
+
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * One call of a worker operation: its input tensors and parameters, and the outputs it must return (name, dtype,
+ * shape; −1 for a dimension the implementation chooses). {@link #run()} checks every reply before a check sees it:
+ * names (none missing, none extra), dtypes, shapes and finite values, each violation one line naming the operation,
+ * the tensor and the first bad index.
+ */
+public final class Call {
+    private record Expected(WireTensor.Dtype dtype, long[] shape, boolean finite) {
+    }
+
+    private final Implementation implementation;
+    final String op;
+    final String precision;
+    final Map<String, WireTensor> inputs = new LinkedHashMap<>();
+    final Map<String, Object> params = new LinkedHashMap<>();
+    private final Map<String, Expected> outputs = new LinkedHashMap<>();
+
+    Call(Implementation implementation, String op, String precision) {
+        this.implementation = implementation;
+        this.op = op;
+        this.precision = precision;
+    }
+
+    public Call input(String name, WireTensor t) {
+        inputs.put(name, t);
+        return this;
+    }
+
+    public Call input(String name, double[] x, long... shape) {
+        return input(name, WireTensor.of(x, shape));
+    }
+
+    public Call input(String name, float[] x, long... shape) {
+        return input(name, WireTensor.of(x, shape));
+    }
+
+    public Call input(String name, int[] x, long... shape) {
+        return input(name, WireTensor.of(x, shape));
+    }
+
+    public Call input(String name, byte[] x) {
+        return input(name, WireTensor.of(x));
+    }
+
+    public Call param(String name, Object value) {
+        params.put(name, value instanceof Enum<?> e ? e.name().toLowerCase(java.util.Locale.ROOT) : value);
+        return this;
+    }
+
+    /** An output that must be finite. */
+    public Call output(String name, WireTensor.Dtype dtype, long... shape) {
+        outputs.put(name, new Expected(dtype, shape, true));
+        return this;
+    }
+
+    /** An output that may hold ±inf or NaN (a rounding's overflow, a masked logit). */
+    public Call outputAnyValue(String name, WireTensor.Dtype dtype, long... shape) {
+        outputs.put(name, new Expected(dtype, shape, false));
+        return this;
+    }
+
+    /** The floating-point output dtype of this call's precision. */
+    public WireTensor.Dtype floats() {
+        return precision.equals(Operations.F32) ? WireTensor.Dtype.F32 : WireTensor.Dtype.F64;
+    }
+
+    public Reply run() {
+        Map<String, WireTensor> got = implementation.exchange(this);
+        String where = "worker " + implementation.id() + ": " + op + " (" + precision + ")";
+        for (String name : got.keySet()) {
+            if (!outputs.containsKey(name)) {
+                throw new WorkerException("protocol", where + ": unexpected output '" + name + "' (expected " + outputs.keySet() + ")");
+            }
+        }
+        for (Map.Entry<String, Expected> e : outputs.entrySet()) {
+            String name = e.getKey();
+            Expected x = e.getValue();
+            WireTensor t = got.get(name);
+            if (t == null) {
+                throw new WorkerException("protocol", where + ": output '" + name + "' missing (got " + got.keySet() + ")");
+            }
+            if (t.dtype() != x.dtype()) {
+                throw new WorkerException("protocol", where + ": output '" + name + "' has dtype " + t.dtype() + ", expected " + x.dtype());
+            }
+            if (!fits(t.shape(), x.shape())) {
+                throw new WorkerException("protocol", where + ": output '" + name + "' has shape " + Arrays.toString(t.shape())
+                        + ", expected " + Arrays.toString(x.shape()).replace("-1", "any"));
+            }
+            int bad = x.finite() ? t.firstNonFinite() : -1;
+            if (bad >= 0) {
+                throw new WorkerException("protocol", where + ": output '" + name + "' is not finite at index " + bad + " ("
+                        + t.element(bad) + ")");
+            }
+        }
+        return new Reply(got);
+    }
+
+    private static boolean fits(long[] shape, long[] expected) {
+        if (shape.length != expected.length) {
+            return false;
+        }
+        for (int i = 0; i < shape.length; i++) {
+            if (expected[i] >= 0 && expected[i] != shape[i]) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** The checked outputs of a call. */
+    public static final class Reply {
+        private final Map<String, WireTensor> tensors;
+
+        Reply(Map<String, WireTensor> tensors) {
+            this.tensors = tensors;
+        }
+
+        public WireTensor tensor(String name) {
+            return tensors.get(name);
+        }
+
+        public double[] f64(String name) {
+            return tensors.get(name).f64();
+        }
+
+        public float[] f32(String name) {
+            return tensors.get(name).f32();
+        }
+
+        public int[] i32(String name) {
+            return tensors.get(name).i32();
+        }
+
+        public long[] i64(String name) {
+            return tensors.get(name).i64();
+        }
+
+        public byte[] u8(String name) {
+            return tensors.get(name).u8();
+        }
+    }
+}

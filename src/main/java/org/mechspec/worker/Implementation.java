@@ -1,0 +1,357 @@
+package org.mechspec.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * An outside implementation: the worker command, what its handshake declared, and the running process, started on
+ * first use and again after a crash or a timeout ({@code PROTOCOL.md}). One per JVM, from
+ * {@code -Dmechspec.implementation}; stopped, with its whole process tree and its exchange folder, when the JVM exits.
+ */
+public final class Implementation {
+    public static final String PROPERTY = "mechspec.implementation";
+    public static final String TIMEOUT_PROPERTY = "mechspec.implementation.timeout";
+    public static final String FILES_PROPERTY = "mechspec.implementation.files";
+    public static final int PROTOCOL = 1;
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final String ID = "[a-z0-9][a-z0-9-]{0,63}";
+    private static Implementation current;
+    /** Why the current command could not start: every contract that needs it fails with this line, without a retry each. */
+    private static RuntimeException startFailure;
+    private static String failedCommand;
+
+    /** What the worker said it is and serves. */
+    public record Handshake(String name, String version, Map<String, List<String>> operations) {
+    }
+
+    private final String command;
+    private final long timeoutMillis;
+    private final List<Path> files;
+    private final Handshake handshake;
+    private final Path dir;
+    private WorkerProcess process;
+    private long nextId = 1;
+    private String paper = "";
+    private final Map<String, Map<String, Long>> callsByPaper = new TreeMap<>();
+
+    private Implementation(String command, long timeoutMillis, List<Path> files) {
+        this.command = command;
+        this.timeoutMillis = timeoutMillis;
+        this.files = files;
+        try {
+            Path shm = Path.of("/dev/shm");
+            Path parent = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
+            dir = Files.createTempDirectory(parent, "mechspec-worker-",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create the worker's exchange folder", e);
+        }
+        try {
+            handshake = start();
+        } catch (RuntimeException e) {
+            close();
+            throw e;
+        }
+    }
+
+    /** The implementation this run judges, or null when {@code -Dmechspec.implementation} is unset. */
+    public static synchronized Implementation current() {
+        String command = System.getProperty(PROPERTY, "").trim();
+        if (command.isEmpty() || command.startsWith("${")) {
+            return null;
+        }
+        if (command.equals(failedCommand)) {
+            throw startFailure;
+        }
+        if (current == null || !current.command.equals(command)) {
+            if (current != null) {
+                current.close();
+            }
+            try {
+                current = new Implementation(command, timeoutMillis(), files());
+            } catch (RuntimeException e) {
+                failedCommand = command;
+                startFailure = e;
+                throw e;
+            }
+            Implementation started = current;
+            Runtime.getRuntime().addShutdownHook(new Thread(started::close, "mechspec-worker-stop"));
+        }
+        return current;
+    }
+
+    /** A worker of its own, outside the run's (its caller closes it). */
+    static Implementation start(String command, long timeoutMillis, List<Path> files) {
+        return new Implementation(command, timeoutMillis, files);
+    }
+
+    /** The private folder the tensors go through. */
+    Path folder() {
+        return dir;
+    }
+
+    /** The worker process's pid, or −1 when none is running. */
+    synchronized long pid() {
+        return process == null ? -1 : process.pid();
+    }
+
+    /** The implementation started so far in this JVM, or null; starts nothing. */
+    public static synchronized Implementation started() {
+        return current;
+    }
+
+    /** Stops the current implementation, if any (the end of a run inside a longer-lived JVM). */
+    public static synchronized void closeCurrent() {
+        if (current != null) {
+            current.close();
+            current = null;
+        }
+        failedCommand = null;
+        startFailure = null;
+    }
+
+    private static long timeoutMillis() {
+        String t = System.getProperty(TIMEOUT_PROPERTY, "120").trim();
+        try {
+            double seconds = Double.parseDouble(t.startsWith("${") || t.isEmpty() ? "120" : t);
+            if (!(seconds > 0)) {
+                throw new NumberFormatException();
+            }
+            return (long) Math.ceil(seconds * 1000);
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("-D" + TIMEOUT_PROPERTY + " must be a positive number of seconds, got '" + t + "'");
+        }
+    }
+
+    private static List<Path> files() {
+        String f = System.getProperty(FILES_PROPERTY, "").trim();
+        List<Path> out = new ArrayList<>();
+        if (!f.isEmpty() && !f.startsWith("${")) {
+            for (String p : f.split(",")) {
+                out.add(Path.of(p.trim()));
+            }
+        }
+        return out;
+    }
+
+    public String id() {
+        return handshake.name();
+    }
+
+    public Handshake handshake() {
+        return handshake;
+    }
+
+    public String command() {
+        return command;
+    }
+
+    public boolean serves(String op, String precision) {
+        List<String> p = handshake.operations().get(op);
+        return p != null && p.contains(precision);
+    }
+
+    /** The operations of {@code ops} the worker serves, in order. */
+    public List<String> served(Collection<String> ops) {
+        return ops.stream().filter(handshake.operations()::containsKey).toList();
+    }
+
+    /** Attributes the calls that follow to {@code paper}, for its artifact's provenance. */
+    public synchronized void enterPaper(String paper) {
+        this.paper = paper;
+    }
+
+    public Call call(String op, String precision) {
+        if (!serves(op, precision)) {
+            throw new IllegalStateException(id() + " does not serve " + op + " at " + precision);
+        }
+        return new Call(this, op, precision);
+    }
+
+    /** Sends one request and waits for its reply; a dead or hung worker is stopped, and started again next time. */
+    synchronized Map<String, WireTensor> exchange(Call call) {
+        if (process == null || !process.alive()) {
+            if (process != null) {
+                process.kill();
+            }
+            Handshake again = start();
+            if (!again.equals(handshake)) {
+                throw new WorkerException("protocol", "worker " + id() + " restarted as " + again + ", not as the " + handshake + " it began as");
+            }
+        }
+        long id = nextId++;
+        Path in = dir.resolve(id + ".in.safetensors");
+        Path out = dir.resolve(id + ".out.safetensors");
+        String where = "worker " + id() + ": " + call.op + " (" + call.precision + ")";
+        try {
+            WireFiles.write(in, call.inputs);
+            ObjectNode request = JSON.createObjectNode().put("id", id).put("op", call.op).put("precision", call.precision);
+            request.set("params", JSON.valueToTree(call.params));
+            request.put("inputs", in.toString()).put("outputs", out.toString());
+            JsonNode reply = request(request, where);
+            if (reply.has("error")) {
+                JsonNode e = reply.get("error");
+                String type = e.path("type").asText("internal");
+                String message = where + " reported " + type + ": " + e.path("message").asText("(no message)");
+                if (type.equals("invalid_argument")) {
+                    throw new IllegalArgumentException(message);
+                }
+                throw new WorkerException(type, message);
+            }
+            if (!Files.exists(out)) {
+                throw new WorkerException("protocol", where + " replied but wrote no " + out.getFileName());
+            }
+            try {
+                return WireFiles.read(out);
+            } catch (IOException e) {
+                throw new WorkerException("protocol", where + ": unreadable outputs file: " + e.getMessage());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(where + ": cannot exchange tensors in " + dir, e);
+        } finally {
+            callsByPaper.computeIfAbsent(paper, p -> new TreeMap<>()).merge(call.op + " " + call.precision, 1L, Long::sum);
+            try {
+                Files.deleteIfExists(in);
+                Files.deleteIfExists(out);
+            } catch (IOException e) {
+                // The folder goes at close.
+            }
+        }
+    }
+
+    /** Writes one request line and reads its reply; any fault stops the process and names its last stderr lines. */
+    private JsonNode request(ObjectNode request, String where) {
+        long id = request.get("id").asLong();
+        try {
+            process.send(JSON.writeValueAsString(request));
+            String line = process.receive(timeoutMillis);
+            if (line == null) {
+                throw fault(where + ": the worker exited (" + process.state() + ")");
+            }
+            JsonNode reply;
+            try {
+                reply = JSON.readTree(line);
+            } catch (IOException e) {
+                throw fault(where + ": stdout line is not JSON: " + abbreviate(line));
+            }
+            if (reply == null || !reply.isObject() || reply.path("id").asLong(-1) != id) {
+                throw fault(where + ": expected the reply to request " + id + ", got: " + abbreviate(line));
+            }
+            return reply;
+        } catch (TimeoutException e) {
+            throw fault(where + ": no reply within " + timeoutMillis / 1000.0 + " s (-D" + TIMEOUT_PROPERTY + ")");
+        } catch (IOException e) {
+            throw fault(where + ": cannot write to the worker (" + e.getMessage() + ")");
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw fault(where + ": interrupted");
+        }
+    }
+
+    private WorkerException fault(String message) {
+        WorkerProcess dead = process;
+        process = null;
+        dead.kill();
+        return new WorkerException("protocol", message + "; stderr: " + dead.stderrTail(5));
+    }
+
+    private static String abbreviate(String line) {
+        return line.length() <= 200 ? line : line.substring(0, 200) + "…";
+    }
+
+    /** Starts the process and reads its handshake; an implementation that cannot start is one line saying why. */
+    private Handshake start() {
+        try {
+            process = new WorkerProcess(command, dir);
+        } catch (IOException e) {
+            throw new WorkerException("protocol", "cannot start the worker '" + command + "': " + e.getMessage());
+        }
+        ObjectNode hello = JSON.createObjectNode().put("id", 0).put("op", "handshake").put("protocol", PROTOCOL).put("dir", dir.toString());
+        JsonNode reply = request(hello, "worker '" + command + "': handshake");
+        String name = reply.path("name").asText("");
+        if (!name.matches(ID) || List.of("cpu", "cuda", "cuda-emulated").contains(name)) {
+            throw fault("worker '" + command + "': handshake name '" + name + "' must match " + ID + " and not be cpu, cuda or cuda-emulated");
+        }
+        Map<String, List<String>> ops = new TreeMap<>();
+        JsonNode declared = reply.path("operations");
+        for (var it = declared.fields(); it.hasNext(); ) {
+            var e = it.next();
+            List<String> known = Operations.precisions(e.getKey());
+            if (known == null) {
+                throw fault("worker " + name + ": handshake names unknown operation '" + e.getKey() + "' (known: "
+                        + String.join(", ", Operations.names()) + ")");
+            }
+            List<String> precisions = new ArrayList<>();
+            e.getValue().forEach(p -> precisions.add(p.asText()));
+            if (precisions.isEmpty() || !known.containsAll(precisions)) {
+                throw fault("worker " + name + ": operation " + e.getKey() + " declares precisions " + precisions + "; it has " + known);
+            }
+            ops.put(e.getKey(), List.copyOf(precisions));
+        }
+        if (ops.isEmpty()) {
+            throw fault("worker " + name + ": handshake declares no operations");
+        }
+        return new Handshake(name, reply.path("version").asText(""), ops);
+    }
+
+    /** {@link #provenance(String)} of the paper whose contracts run now. */
+    public synchronized Map<String, Object> provenance() {
+        return provenance(paper);
+    }
+
+    /** Provenance of a paper's artifact: the command, the worker, what it served to this paper, the named files' hashes. */
+    public synchronized Map<String, Object> provenance(String paper) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("command", command);
+        p.put("name", handshake.name());
+        p.put("version", handshake.version());
+        p.put("operations_declared", handshake.operations());
+        p.put("operations_served", new TreeSet<>(callsByPaper.getOrDefault(paper, Map.of()).keySet()));
+        p.put("calls", callsByPaper.getOrDefault(paper, Map.of()));
+        Map<String, String> hashes = new TreeMap<>();
+        for (Path f : files) {
+            hashes.put(f.toString(), sha256(f));
+        }
+        p.put("files_sha256", hashes);
+        return p;
+    }
+
+    private static String sha256(Path f) {
+        try {
+            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f)));
+        } catch (IOException e) {
+            throw new UncheckedIOException("--implementation-files: cannot read " + f, e);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** Stops the worker (stdin closed, 5 s grace, then its process tree killed) and removes the exchange folder. */
+    public synchronized void close() {
+        if (process != null) {
+            process.stop(5000);
+            process = null;
+        }
+        try (var s = Files.walk(dir)) {
+            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            // Nothing to remove.
+        }
+    }
+}

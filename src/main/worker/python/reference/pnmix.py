@@ -1,0 +1,743 @@
+"""pn-mix's packed-cache operations (``pnmix.PackedCacheOps``) in plain NumPy, written from DESIGN.md section 7,
+PROTOCOL.md's pn-mix table and the Java definitions (``compute/BitPacking``, ``compute/HalfFloat``,
+``compute/GroupQuantizer``, ``compute/OneBitLevels``, ``pnmix/PackedBlock``, ``pnmix/PackedKvCache``,
+``pnmix/CpuPackedCacheOps``).
+
+Every operation is ``fn(inputs, params, precision) -> outputs``: ``inputs`` and ``outputs`` map tensor names to
+NumPy arrays, ``params`` is the request's JSON object. ``OPERATIONS`` maps each operation name to its function and
+the precisions it serves.
+
+Bytes (packed streams, fp16 metadata, fp16 cache buffers) are mechspec's layout, bit for bit:
+
+- a stream of ``count`` codes of ``bits`` bits puts code i at bits [i*bits, (i+1)*bits), LSB-first from the
+  stream's first byte, zero-padded to a whole byte;
+- a per-channel block holds one stream per channel over the tokens, channel-major; a per-token block one stream
+  per (token, run of ``group_channels`` channels), token-major;
+- each quantization group has 4 bytes of metadata: fp16 scale, then fp16 zero, little-endian; value =
+  zero + code*scale.
+
+The attention operations read the cache through ``DEQUANTIZERS`` (looked up at call time, or passed as
+``dequantizers=``): a worker that lays out keys or values otherwise replaces the entry that reads them and reuses
+``attend`` and ``decode`` unchanged. They dequantize the whole cache into one array, then attend exactly.
+"""
+
+import functools
+import numbers
+
+import numpy as np
+
+try:
+    from mechspec_worker import InvalidArgument
+except ImportError:  # the client is not on the path (standalone use of this module)
+    class InvalidArgument(ValueError):
+        """The input breaks the operation's preconditions (protocol error type ``invalid_argument``)."""
+
+
+ONE_BIT_LEVELS = ("conditional_means", "min_max")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# fp16 (compute/HalfFloat): nearest, ties to even, directly from float64, subnormals included.
+
+def to_half_bits(x):
+    """fp16 bits (uint16) of the nearest half to each element of x (ties to even; overflow to +-inf; NaN to a
+    quiet NaN with x's sign), rounding directly from float64 as HalfFloat.toHalfBits does."""
+    x = np.asarray(x, dtype=np.float64)
+    raw = np.ascontiguousarray(x).view(np.uint64)
+    sign = ((raw >> np.uint64(48)) & np.uint64(0x8000)).astype(np.uint32)
+    a = np.abs(x)
+    nan = np.isnan(x)
+    inf = a >= 65520.0  # halfway between the largest half 65504 and 2^16 rounds up to inf
+    sub = a < 2.0 ** -14
+    normal = ~(nan | inf | sub)
+    mag = np.zeros(x.shape, dtype=np.uint32)
+    mag[nan] = 0x7E00
+    mag[inf] = 0x7C00
+    # Subnormal range: value = m * 2^-24 with integer m; m == 1024 carries into the smallest normal exactly.
+    mag[sub] = np.rint(a[sub] * 2.0 ** 24).astype(np.uint32)
+    an = a[normal]
+    if an.size:
+        exp = np.frexp(an)[1].astype(np.int64) - 1  # Math.getExponent: -14 .. 15
+        m = np.rint(np.ldexp(an, (10 - exp).astype(np.int32))).astype(np.int64)  # in [1024, 2048]
+        e = exp + 15
+        carry = m == 2048
+        m[carry] = 1024
+        e[carry] += 1
+        bits = (e << 10) | (m - 1024)
+        bits[e >= 31] = 0x7C00
+        mag[normal] = bits.astype(np.uint32)
+    return (sign | mag).astype(np.uint16)
+
+
+def from_half_bits(h):
+    """The float64 value of fp16 bits (exact)."""
+    h = np.ascontiguousarray(np.asarray(h, dtype=np.uint16))
+    return h.view(np.float16).astype(np.float64)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Argument helpers.
+
+def _int_param(params, name, minimum=None):
+    if name not in params:
+        raise InvalidArgument("missing parameter " + name)
+    v = params[name]
+    if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+        raise InvalidArgument("parameter " + name + " = " + repr(v) + " is not an integer")
+    v = int(v)
+    if minimum is not None and v < minimum:
+        raise InvalidArgument("parameter " + name + " must be >= " + str(minimum) + ", got " + str(v))
+    return v
+
+
+def _bool_param(params, name, default=None):
+    if name not in params:
+        if default is None:
+            raise InvalidArgument("missing parameter " + name)
+        return default
+    v = params[name]
+    if not isinstance(v, bool):
+        raise InvalidArgument("parameter " + name + " = " + repr(v) + " is not a boolean")
+    return v
+
+
+def _one_bit_param(params):
+    if "one_bit" not in params:
+        raise InvalidArgument("missing parameter one_bit")
+    v = params["one_bit"]
+    if v not in ONE_BIT_LEVELS:
+        raise InvalidArgument("parameter one_bit = " + repr(v) + " is not one of " + ", ".join(ONE_BIT_LEVELS))
+    return v
+
+
+def _only(inputs, names):
+    """Rejects input tensors the operation does not take (a misspelt name would otherwise be ignored)."""
+    extra = sorted(set(inputs) - set(names))
+    if extra:
+        raise InvalidArgument("unexpected input tensor(s) " + str(extra) + "; this operation takes " + str(sorted(names)))
+
+
+def _tensor(inputs, name, dtype, ndim=None):
+    if name not in inputs:
+        raise InvalidArgument("missing input tensor " + name)
+    a = np.asarray(inputs[name])
+    if a.dtype != np.dtype(dtype):
+        raise InvalidArgument(name + " has dtype " + str(a.dtype) + ", expected " + str(np.dtype(dtype)))
+    if ndim is not None and a.ndim != ndim:
+        raise InvalidArgument(name + " has shape " + str(list(a.shape)) + ", expected " + str(ndim) + " dimensions")
+    return a
+
+
+def _int_tensor(inputs, name, ndim):
+    """An I32 tensor, as int64."""
+    return _tensor(inputs, name, np.int32, ndim).astype(np.int64)
+
+
+def _bytes_tensor(inputs, name, ndim=1):
+    """A U8 buffer (1-D, or any shape with ndim=None), flat."""
+    return np.ascontiguousarray(_tensor(inputs, name, np.uint8, ndim).reshape(-1))
+
+
+def _float_tensor(inputs, name, ndim, dtype):
+    """A floating-point tensor of exactly dtype, finite."""
+    a = np.ascontiguousarray(_tensor(inputs, name, dtype, ndim))
+    bad = ~np.isfinite(a)
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise InvalidArgument(name + "[" + str(i) + "] is " + repr(float(a.reshape(-1)[i])) + ": inputs must be finite")
+    return a
+
+
+def _require_bits(what, bits):
+    bits = np.asarray(bits)
+    bad = (bits < 1) | (bits > 8)
+    if bad.any():
+        b = int(bits.reshape(-1)[np.flatnonzero(bad.reshape(-1))[0]])
+        raise InvalidArgument(what + " must be 1..8 bits, got " + str(b))
+
+
+def _require_bytes(what, actual, expected):
+    if actual != expected:
+        raise InvalidArgument(what + " have " + str(actual) + " bytes, the layout needs " + str(expected))
+
+
+def _dtype(precision):
+    if precision == "f64":
+        return np.float64
+    if precision == "f32":
+        return np.float32
+    raise InvalidArgument("precision must be f64 or f32, got " + repr(precision))
+
+
+def _exact(precision):
+    if precision != "exact":
+        raise InvalidArgument("precision must be exact, got " + repr(precision))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Layouts (compute/BitPacking, CpuPackedCacheOps.channelLayout / tokenLayout).
+
+def stream_bytes(count, bits):
+    """Bytes of one stream of ``count`` codes of ``bits`` bits."""
+    return (count * bits + 7) // 8
+
+
+def channel_offsets(tokens, bits):
+    """Byte offset of each channel's stream in a per-channel block, plus the total at index channels."""
+    bits = np.asarray(bits, dtype=np.int64)
+    off = np.zeros(bits.size + 1, dtype=np.int64)
+    np.cumsum((tokens * bits + 7) // 8, out=off[1:])
+    return off
+
+
+def channel_layout(tokens, bits):
+    bits = np.asarray(bits, dtype=np.int64)
+    if tokens <= 0 or bits.size == 0:
+        raise InvalidArgument("a per-channel block needs tokens and channels, got " + str(tokens) + " tokens, "
+                              + str(bits.size) + " channels")
+    _require_bits("channel bit width", bits)
+    return channel_offsets(tokens, bits)
+
+
+def token_layout(tokens, channels, group_channels, bits):
+    """Value groups per token; checks the per-token block's shape."""
+    if tokens <= 0:
+        raise InvalidArgument("a per-token block needs tokens, got " + str(tokens))
+    _require_bits("per-token group", bits)
+    if group_channels <= 0 or channels <= 0 or channels % group_channels != 0:
+        raise InvalidArgument("value group of " + str(group_channels) + " channels does not divide "
+                              + str(channels) + " channels")
+    return channels // group_channels
+
+
+def _check_codes(codes, widths):
+    """codes [tokens, channels] must fit in widths [channels] bits."""
+    bad = (codes < 0) | (codes >= (np.int64(1) << widths)[None, :])
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        c = i % codes.shape[1]
+        raise InvalidArgument("codes[" + str(i) + "] = " + str(int(codes.reshape(-1)[i])) + " does not fit in "
+                              + str(int(widths[c])) + " bits")
+
+
+def _pack_streams(codes, bits):
+    """codes [n, count] of ``bits`` bits each -> [n, stream_bytes(count, bits)] uint8 streams."""
+    n, count = codes.shape
+    shifts = np.arange(bits, dtype=np.int64)
+    bitarr = ((codes[:, :, None] >> shifts) & 1).astype(np.uint8).reshape(n, count * bits)
+    return np.packbits(bitarr, axis=1, bitorder="little")  # zero-padded to whole bytes
+
+
+@functools.lru_cache(maxsize=512)
+def _code_positions(count, bits):
+    """Byte index and bit shift of each of a stream's ``count`` codes (read-only arrays, cached)."""
+    bit = np.arange(count, dtype=np.int64) * bits
+    byte, shift = bit >> 3, (bit & 7).astype(np.uint16)
+    byte.flags.writeable = False
+    shift.flags.writeable = False
+    return byte, shift
+
+
+def _read_codes(buf, starts, count, bits):
+    """Codes [len(starts), count] of the ``bits``-bit streams starting at byte offsets ``starts`` of ``buf``, a
+    uint8 buffer with one zero byte appended (a code may straddle two bytes; the last one reads the pad)."""
+    byte, shift = _code_positions(count, bits)
+    at = starts[:, None] + byte[None, :]
+    word = buf[at].astype(np.uint16) | (buf[at + 1].astype(np.uint16) << np.uint16(8))
+    return ((word >> shift) & np.uint16((1 << bits) - 1)).astype(np.uint8)
+
+
+def _padded(packed):
+    buf = np.zeros(packed.size + 1, dtype=np.uint8)
+    buf[:-1] = packed
+    return buf
+
+
+def pack_channel_codes(codes, bits):
+    """codes [tokens, channels] -> per-channel block bytes (codes already checked)."""
+    tokens = codes.shape[0]
+    off = channel_offsets(tokens, bits)
+    out = np.zeros(int(off[-1]), dtype=np.uint8)
+    for b in np.unique(bits):
+        chans = np.flatnonzero(bits == b)
+        streams = _pack_streams(codes[:, chans].T, int(b))
+        out[off[chans][:, None] + np.arange(streams.shape[1])] = streams
+    return out
+
+
+def unpack_channel_codes(packed, tokens, bits):
+    """Per-channel block bytes (length checked) -> codes [tokens, channels]."""
+    off = channel_offsets(tokens, bits)
+    buf = _padded(packed)
+    codes = np.empty((tokens, bits.size), dtype=np.uint8)
+    for b in np.unique(bits):
+        chans = np.flatnonzero(bits == b)
+        codes[:, chans] = _read_codes(buf, off[chans], tokens, int(b)).T
+    return codes
+
+
+def pack_token_codes(codes, group_channels, bits):
+    tokens, channels = codes.shape
+    return _pack_streams(codes.reshape(tokens * (channels // group_channels), group_channels), bits).reshape(-1)
+
+
+def unpack_token_codes(packed, tokens, channels, group_channels, bits):
+    groups = channels // group_channels
+    starts = np.arange(tokens * groups, dtype=np.int64) * stream_bytes(group_channels, bits)
+    return _read_codes(_padded(packed), starts, group_channels, bits).reshape(tokens, channels)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Group quantization (compute/GroupQuantizer, compute/OneBitLevels).
+
+def scale_levels(bits):
+    """The divisor of a b-bit group's range: 2^b - 1 levels above the min."""
+    return (np.int64(1) << np.asarray(bits, dtype=np.int64)) - 1
+
+
+def _half_checked(v, what):
+    h = to_half_bits(v)
+    bad = np.isinf(from_half_bits(h))
+    if bad.any():
+        i = int(np.flatnonzero(bad.reshape(-1))[0])
+        raise InvalidArgument("group " + what + " " + repr(float(np.asarray(v).reshape(-1)[i]))
+                              + " overflows fp16: the group's range is too wide")
+    return h
+
+
+def _first_zero(g, m):
+    """m with each zero replaced by the group's first zero (+0.0 or -0.0): plain comparisons keep the first of
+    equal values, so the sign of a zero min or max is that of the first zero in the group."""
+    zero = m == 0
+    if not zero.any():
+        return m
+    first = np.argmax(g == 0, axis=1)
+    return np.where(zero, g[np.arange(g.shape[0]), first], m)
+
+
+def _seq_sum(a):
+    """Row sums in ascending index order starting from +0.0, as a Java loop computes them."""
+    if a.shape[1] == 0:
+        return np.zeros(a.shape[0])
+    return np.cumsum(a, axis=1)[:, -1] + 0.0
+
+
+def _quantize_min_max(g, bits, levels_for_scale):
+    levels = scale_levels(bits)
+    mn = _first_zero(g, g.min(axis=1))
+    mx = _first_zero(g, g.max(axis=1))
+    with np.errstate(over="ignore", invalid="ignore"):
+        scale_raw = (mx - mn) / levels_for_scale.astype(np.float64)
+    scale_bits = _half_checked(scale_raw, "scale")
+    zero_bits = _half_checked(mn, "zero")
+    scale = from_half_bits(scale_bits)
+    zero = from_half_bits(zero_bits)
+    nz = scale != 0.0
+    codes = np.zeros(g.shape, dtype=np.int64)
+    if nz.any():
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            r = np.rint((g[nz] - zero[nz, None]) / scale[nz, None])
+        r = np.maximum(0.0, np.minimum(levels[nz, None].astype(np.float64), r))
+        codes[nz] = r.astype(np.int64)
+    return codes, scale_bits, zero_bits
+
+
+def _quantize_two_level(g):
+    count = g.shape[1]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        mean = _seq_sum(g) / count
+        high_mask = g >= mean[:, None]
+        high_sum = _seq_sum(np.where(high_mask, g, 0.0))
+        low_sum = _seq_sum(np.where(high_mask, 0.0, g))
+        low_count = count - high_mask.sum(axis=1)
+        high = high_sum / (count - low_count)
+        low = low_sum / low_count
+        one_level = low_count == 0  # every value equals the mean: one level, scale 0
+        zero_bits = _half_checked(np.where(one_level, high, low), "zero")
+        scale_bits = np.zeros(g.shape[0], dtype=np.uint16)
+        two = ~one_level
+        if two.any():
+            scale_bits[two] = _half_checked(high[two] - low[two], "scale")
+    zero_scale = from_half_bits(scale_bits) == 0.0
+    codes = (high_mask & ~zero_scale[:, None]).astype(np.int64)
+    return codes, scale_bits, zero_bits
+
+
+def quantize_groups(g, bits, one_bit, scale_levels_fn=None):
+    """Quantizes each row of g [groups, count] (float64) with bits [groups] bits.
+
+    Returns codes [groups, count] (int64), fp16 scale bits and fp16 zero bits [groups] (uint16).
+    ``scale_levels_fn(bits)`` is the divisor of a min/max group's range (default: 2^b - 1, ``scale_levels``);
+    codes are clamped to the b-bit range either way.
+    """
+    g = np.ascontiguousarray(g, dtype=np.float64)
+    bits = np.asarray(bits, dtype=np.int64)
+    n, count = g.shape
+    if count <= 0:
+        raise InvalidArgument("a quantization group needs at least one value, got " + str(count))
+    _require_bits("group", bits)
+    codes = np.zeros((n, count), dtype=np.int64)
+    scale_bits = np.zeros(n, dtype=np.uint16)
+    zero_bits = np.zeros(n, dtype=np.uint16)
+    two_level = (bits == 1) if one_bit == "conditional_means" else np.zeros(n, dtype=bool)
+    fn = scale_levels if scale_levels_fn is None else scale_levels_fn
+    for sel, quantize in ((two_level, None), (~two_level, fn)):
+        if not sel.any():
+            continue
+        if quantize is None:
+            c, s, z = _quantize_two_level(g[sel])
+        else:
+            c, s, z = _quantize_min_max(g[sel], bits[sel], np.asarray(quantize(bits[sel]), dtype=np.int64))
+        codes[sel] = c
+        scale_bits[sel] = s
+        zero_bits[sel] = z
+    return codes, scale_bits, zero_bits
+
+
+def meta_bytes(scale_bits, zero_bits):
+    """4 bytes per group: fp16 scale then fp16 zero, little-endian."""
+    m = np.empty((scale_bits.size, 2), dtype="<u2")
+    m[:, 0] = scale_bits.reshape(-1)
+    m[:, 1] = zero_bits.reshape(-1)
+    return m.reshape(-1).view(np.uint8).copy()
+
+
+def meta_halfs(meta):
+    """(scale, zero) float64 per group of a metadata buffer."""
+    h = np.ascontiguousarray(meta, dtype=np.uint8).view("<u2").reshape(-1, 2)
+    return from_half_bits(h[:, 0]), from_half_bits(h[:, 1])
+
+
+def quantize_channel_block(x, bits, one_bit, scale_levels_fn=None):
+    """x [tokens, channels] float64, bits [channels] -> (packed codes, meta) uint8."""
+    codes, s, z = quantize_groups(x.T, bits, one_bit, scale_levels_fn)
+    return pack_channel_codes(codes.T, bits), meta_bytes(s, z)
+
+
+def quantize_token_block(x, group_channels, bits, one_bit, scale_levels_fn=None):
+    """x [tokens, channels] float64 -> (packed codes, meta) uint8."""
+    tokens, channels = x.shape
+    n = tokens * (channels // group_channels)
+    codes, s, z = quantize_groups(x.reshape(n, group_channels), np.full(n, bits), one_bit, scale_levels_fn)
+    return pack_token_codes(codes.reshape(tokens, channels), group_channels, bits), meta_bytes(s, z)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dequantization: value = zero + code*scale, in float64 or (attention at f32) float32 arithmetic.
+
+def _levels(codes, scale, zero, dtype):
+    """zero + code*scale: one rounded multiply, then one rounded add, in dtype (codes are exact in either)."""
+    out = np.multiply(codes, scale.astype(dtype), dtype=dtype)
+    out += zero.astype(dtype)
+    return out
+
+
+def dequantize_channel_block(codes, meta, tokens, bits, dtype=np.float64):
+    """A per-channel block (mechspec's layout) -> [tokens, channels] of dtype. Checks the layout."""
+    bits = np.asarray(bits, dtype=np.int64)
+    channels = bits.size
+    _require_bytes("per-channel metadata", meta.size, 4 * channels)
+    off = channel_layout(tokens, bits)
+    _require_bytes("packed per-channel codes", codes.size, int(off[-1]))
+    c = unpack_channel_codes(codes, tokens, bits)
+    scale, zero = meta_halfs(meta)
+    return _levels(c, scale[None, :], zero[None, :], dtype)
+
+
+def dequantize_token_block(codes, meta, tokens, channels, group_channels, bits, dtype=np.float64):
+    """A per-token block (mechspec's layout) -> [tokens, channels] of dtype. Checks the layout."""
+    groups = token_layout(tokens, channels, group_channels, bits)
+    _require_bytes("per-token metadata", meta.size, 4 * tokens * groups)
+    _require_bytes("packed per-token codes", codes.size, tokens * groups * stream_bytes(group_channels, bits))
+    c = unpack_token_codes(codes, tokens, channels, group_channels, bits).reshape(tokens, groups, group_channels)
+    scale, zero = meta_halfs(meta)
+    v = _levels(c, scale.reshape(tokens, groups, 1), zero.reshape(tokens, groups, 1), dtype)
+    return v.reshape(tokens, channels)
+
+
+# How attend and decode read a quantized group's keys ("per_channel") and values ("per_token"), looked up at call
+# time. Signatures: per_channel(codes, meta, tokens, bits, dtype), per_token(codes, meta, tokens, channels,
+# group_channels, bits, dtype); codes and meta are flat uint8 arrays, the result [tokens, channels] of dtype
+# (float64, or float32 computed in float32 arithmetic). Each checks its block's layout.
+DEQUANTIZERS = {
+    "per_channel": dequantize_channel_block,
+    "per_token": dequantize_token_block,
+}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The exact operations.
+
+def pack_per_channel(inputs, params, precision):
+    _exact(precision)
+    _only(inputs, ("codes", "bits"))
+    codes = _int_tensor(inputs, "codes", 2)
+    bits = _int_tensor(inputs, "bits", 1)
+    channel_layout(codes.shape[0], bits)
+    if codes.shape[1] != bits.size:
+        raise InvalidArgument("codes have shape " + str(list(codes.shape)) + ", bits need " + str(bits.size)
+                              + " channels")
+    _check_codes(codes, bits)
+    return {"packed": pack_channel_codes(codes, bits)}
+
+
+def unpack_per_channel(inputs, params, precision):
+    _exact(precision)
+    _only(inputs, ("packed", "bits"))
+    packed = _bytes_tensor(inputs, "packed")
+    bits = _int_tensor(inputs, "bits", 1)
+    tokens = _int_param(params, "tokens")
+    off = channel_layout(tokens, bits)
+    _require_bytes("packed per-channel codes", packed.size, int(off[-1]))
+    return {"codes": unpack_channel_codes(packed, tokens, bits).astype(np.int32)}
+
+
+def pack_per_token(inputs, params, precision):
+    _exact(precision)
+    _only(inputs, ("codes",))
+    codes = _int_tensor(inputs, "codes", 2)
+    group_channels = _int_param(params, "group_channels")
+    bits = _int_param(params, "bits")
+    tokens, channels = codes.shape
+    token_layout(tokens, channels, group_channels, bits)
+    _check_codes(codes, np.full(channels, bits, dtype=np.int64))
+    return {"packed": pack_token_codes(codes, group_channels, bits)}
+
+
+def unpack_per_token(inputs, params, precision):
+    _exact(precision)
+    _only(inputs, ("packed",))
+    packed = _bytes_tensor(inputs, "packed")
+    tokens = _int_param(params, "tokens")
+    channels = _int_param(params, "channels")
+    group_channels = _int_param(params, "group_channels")
+    bits = _int_param(params, "bits")
+    groups = token_layout(tokens, channels, group_channels, bits)
+    _require_bytes("packed per-token codes", packed.size, tokens * groups * stream_bytes(group_channels, bits))
+    return {"codes": unpack_token_codes(packed, tokens, channels, group_channels, bits).astype(np.int32)}
+
+
+def quantize_per_channel(inputs, params, precision, scale_levels_fn=None):
+    """``scale_levels_fn(bits)``: the divisor of a min/max group's range (default ``scale_levels``: 2^b - 1)."""
+    _exact(precision)
+    _only(inputs, ("x", "bits"))
+    x = _float_tensor(inputs, "x", 2, np.float64)
+    bits = _int_tensor(inputs, "bits", 1)
+    one_bit = _one_bit_param(params)
+    channel_layout(x.shape[0], bits)
+    if x.shape[1] != bits.size:
+        raise InvalidArgument("x has shape " + str(list(x.shape)) + ", bits need " + str(bits.size) + " channels")
+    codes, meta = quantize_channel_block(x, bits, one_bit, scale_levels_fn)
+    return {"codes": codes, "meta": meta}
+
+
+def quantize_per_token(inputs, params, precision, scale_levels_fn=None):
+    """``scale_levels_fn`` as in ``quantize_per_channel``."""
+    _exact(precision)
+    _only(inputs, ("x",))
+    x = _float_tensor(inputs, "x", 2, np.float64)
+    group_channels = _int_param(params, "group_channels")
+    bits = _int_param(params, "bits")
+    one_bit = _one_bit_param(params)
+    token_layout(x.shape[0], x.shape[1], group_channels, bits)
+    codes, meta = quantize_token_block(x, group_channels, bits, one_bit, scale_levels_fn)
+    return {"codes": codes, "meta": meta}
+
+
+def dequantize_per_channel(inputs, params, precision, dequantizers=None):
+    """``dequantizers``: how to read a block (default ``DEQUANTIZERS``, looked up at call time)."""
+    _exact(precision)
+    _only(inputs, ("codes", "meta", "bits"))
+    codes = _bytes_tensor(inputs, "codes")
+    meta = _bytes_tensor(inputs, "meta")
+    bits = _int_tensor(inputs, "bits", 1)
+    tokens = _int_param(params, "tokens")
+    deq = DEQUANTIZERS if dequantizers is None else dequantizers
+    return {"x": deq["per_channel"](codes, meta, tokens, bits, np.float64)}
+
+
+def dequantize_per_token(inputs, params, precision, dequantizers=None):
+    """``dequantizers`` as in ``dequantize_per_channel``."""
+    _exact(precision)
+    _only(inputs, ("codes", "meta"))
+    codes = _bytes_tensor(inputs, "codes")
+    meta = _bytes_tensor(inputs, "meta")
+    tokens = _int_param(params, "tokens")
+    channels = _int_param(params, "channels")
+    group_channels = _int_param(params, "group_channels")
+    bits = _int_param(params, "bits")
+    deq = DEQUANTIZERS if dequantizers is None else dequantizers
+    return {"x": deq["per_token"](codes, meta, tokens, channels, group_channels, bits, np.float64)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Attention over the cache (pnmix/PackedKvCache, CpuPackedCacheOps.attend).
+
+FP16_BUFFERS = ("sink_keys", "sink_values", "residual_keys", "residual_values")
+GROUP_TENSORS = ("key_codes", "key_meta", "key_bits", "value_codes", "value_meta")
+
+
+def cache_tensor_names(params):
+    """The input tensors of the cache the params describe."""
+    groups = _int_param(params, "groups", 0)
+    return FP16_BUFFERS + tuple("group." + str(g) + "." + t for g in range(groups) for t in GROUP_TENSORS)
+
+
+def read_cache(inputs, params, dtype, dequantizers=None):
+    """The cache's keys and values, dequantized: two [length, kv_heads, head_dim] arrays of dtype, position order
+    (sink, groups, residual). Quantized groups are read through ``dequantizers`` (default ``DEQUANTIZERS``, looked
+    up now); fp16 tokens are exact in either precision."""
+    deq = DEQUANTIZERS if dequantizers is None else dequantizers
+    kv_heads = _int_param(params, "kv_heads")
+    head_dim = _int_param(params, "head_dim")
+    if kv_heads <= 0 or head_dim <= 0:
+        raise InvalidArgument("kvHeads and headDim must be positive, got " + str(kv_heads) + ", " + str(head_dim))
+    channels = kv_heads * head_dim
+    sink_tokens = _int_param(params, "sink_tokens", 0)
+    residual_tokens = _int_param(params, "residual_tokens", 0)
+    groups = _int_param(params, "groups", 0)
+    fp16 = {}
+    for name, tokens in zip(FP16_BUFFERS, (sink_tokens, sink_tokens, residual_tokens, residual_tokens)):
+        b = _bytes_tensor(inputs, name, None)  # fp16 [tokens, kv_heads, head_dim] as bytes, any shape
+        _require_bytes(name, b.size, 2 * tokens * channels)
+        fp16[name] = b.view("<f2").reshape(tokens, channels)
+    group_tokens = 0
+    if groups > 0:
+        group_tokens = _int_param(params, "group_tokens")
+        value_bits = _int_param(params, "value_bits")
+        value_group_channels = _int_param(params, "value_group_channels")
+        _require_bits("valueBits", value_bits)
+        token_layout(1, channels, value_group_channels, value_bits)
+        if group_tokens <= 0:
+            raise InvalidArgument("groupTokens must be positive, got " + str(group_tokens))
+    length = sink_tokens + groups * group_tokens + residual_tokens
+    k = np.empty((length, channels), dtype=dtype)
+    v = np.empty((length, channels), dtype=dtype)
+    k[:sink_tokens] = fp16["sink_keys"]
+    v[:sink_tokens] = fp16["sink_values"]
+    at = sink_tokens
+    for g in range(groups):
+        p = "group." + str(g) + "."
+        key_bits = _int_tensor(inputs, p + "key_bits", 1)
+        if key_bits.size != channels:
+            raise InvalidArgument("group " + str(g) + " has " + str(key_bits.size) + " key bit widths, needs "
+                                  + str(channels))
+        k[at:at + group_tokens] = np.reshape(deq["per_channel"](
+            _bytes_tensor(inputs, p + "key_codes"), _bytes_tensor(inputs, p + "key_meta"),
+            group_tokens, key_bits, dtype), (group_tokens, channels))
+        v[at:at + group_tokens] = np.reshape(deq["per_token"](
+            _bytes_tensor(inputs, p + "value_codes"), _bytes_tensor(inputs, p + "value_meta"),
+            group_tokens, channels, value_group_channels, value_bits, dtype), (group_tokens, channels))
+        at += group_tokens
+    k[at:] = fp16["residual_keys"]
+    v[at:] = fp16["residual_values"]
+    return k.reshape(length, kv_heads, head_dim), v.reshape(length, kv_heads, head_dim)
+
+
+_DOT_CHUNK = 1 << 15  # elements of the logits accumulated per pass
+
+
+def attention(k, v, q, causal, dtype):
+    """softmax(q·kᵀ/√d)·v per query head over dequantized keys and values, in dtype's arithmetic.
+
+    k, v [length, kv_heads, d]; q [Hq, Tq, d]. Returns (out [Hq, Tq, d], logits [Hq, Tq, length] with -inf where a
+    query may not see a key). Query head h reads KV head h / (Hq / kv_heads); causal: query i sees keys
+    <= i + (length - Tq).
+    """
+    length, kv_heads, d = k.shape
+    hq, tq, _ = q.shape
+    group = hq // kv_heads
+    if dtype == np.float32:
+        scale = np.float32(1.0 / np.sqrt(d))
+    else:
+        scale = 1.0 / np.sqrt(float(d))
+    kh = np.ascontiguousarray(k.transpose(1, 2, 0))  # [kv_heads, d, length]: a channel's keys contiguous
+    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d] (a view; matmul reads it in place)
+    qg = np.ascontiguousarray(q.reshape(kv_heads, group * tq, d))
+    with np.errstate(invalid="ignore", over="ignore"):
+        # Dot products in ascending channel order, one rounded multiply and one rounded add per channel, as the
+        # CPU twin sums them: the logits are its bits, so large logits do not amplify a reordering's rounding.
+        dots = np.zeros((kv_heads, group * tq, length), dtype=dtype)
+        rows = max(1, _DOT_CHUNK // (kv_heads * length))  # query rows per pass, so that a pass stays in cache
+        for r in range(0, group * tq, rows):
+            acc = dots[:, r:r + rows]
+            term = np.empty_like(acc)
+            for c in range(d):
+                np.multiply(qg[:, r:r + rows, c:c + 1], kh[:, c:c + 1, :], out=term)
+                np.add(acc, term, out=acc)
+        logits = (dots * scale).reshape(hq, tq, length)
+        if causal:
+            hidden = np.arange(length)[None, :] > (np.arange(tq) + (length - tq))[:, None]
+            logits[:, hidden] = -np.inf
+        mx = logits.max(axis=2, keepdims=True)
+        if dtype == np.float32:
+            # (float) StrictMath.exp(s - max): the difference in float, the exponential in double.
+            w = np.exp((logits - mx).astype(np.float64)).astype(np.float32)
+        else:
+            w = np.exp(logits - mx)
+        denom = np.cumsum(w, axis=2)[:, :, -1:]  # ascending key order (masked weights are 0)
+        p = w / denom
+    out = np.matmul(p.reshape(kv_heads, group * tq, length), vh).reshape(hq, tq, d)
+    return out.astype(dtype, copy=False), logits
+
+
+def _check_attention(k, hq, tq, causal):
+    kv_heads = k.shape[1]
+    if hq <= 0 or hq % kv_heads != 0:
+        raise InvalidArgument("queryHeads (" + str(hq) + ") must be a positive multiple of kvHeads ("
+                              + str(kv_heads) + ")")
+    if tq <= 0 or k.shape[0] == 0:
+        raise InvalidArgument("attention needs queries and keys, got " + str(tq) + " queries over "
+                              + str(k.shape[0]) + " cached tokens")
+    if causal and tq > k.shape[0]:
+        raise InvalidArgument("causal attention needs keyLen (" + str(k.shape[0]) + ") >= queryLen (" + str(tq) + ")")
+
+
+def attend(inputs, params, precision, dequantizers=None):
+    """``dequantizers``: how to read quantized groups (default ``DEQUANTIZERS``, looked up at call time)."""
+    dtype = _dtype(precision)
+    _only(inputs, cache_tensor_names(params) + ("q",))
+    causal = _bool_param(params, "causal")
+    with_logits = _bool_param(params, "with_logits", False)
+    if with_logits and precision != "f64":
+        raise InvalidArgument("with_logits is served at f64 only")
+    q = _float_tensor(inputs, "q", 3, dtype)
+    k, v = read_cache(inputs, params, dtype, dequantizers)
+    if q.shape[2] != k.shape[2]:
+        raise InvalidArgument("q has shape " + str(list(q.shape)) + ", the cache's head_dim is " + str(k.shape[2]))
+    _check_attention(k, q.shape[0], q.shape[1], causal)
+    out, logits = attention(k, v, q, causal, dtype)
+    result = {"out": out}
+    if with_logits:
+        result["logits"] = logits
+    return result
+
+
+def decode(inputs, params, precision, dequantizers=None):
+    """One decode step: attend with one query that sees every cached key. ``dequantizers`` as in ``attend``."""
+    dtype = _dtype(precision)
+    _only(inputs, cache_tensor_names(params) + ("q",))
+    q = _float_tensor(inputs, "q", 2, dtype)
+    k, v = read_cache(inputs, params, dtype, dequantizers)
+    if q.shape[1] != k.shape[2]:
+        raise InvalidArgument("q has shape " + str(list(q.shape)) + ", the cache's head_dim is " + str(k.shape[2]))
+    _check_attention(k, q.shape[0], 1, False)
+    out, _ = attention(k, v, q[:, None, :], False, dtype)
+    return {"out": out[:, 0, :]}
+
+
+EXACT = ["exact"]
+BOTH = ["f64", "f32"]
+
+OPERATIONS = {
+    "pnmix.pack_per_channel": (pack_per_channel, EXACT),
+    "pnmix.unpack_per_channel": (unpack_per_channel, EXACT),
+    "pnmix.pack_per_token": (pack_per_token, EXACT),
+    "pnmix.unpack_per_token": (unpack_per_token, EXACT),
+    "pnmix.quantize_per_channel": (quantize_per_channel, EXACT),
+    "pnmix.quantize_per_token": (quantize_per_token, EXACT),
+    "pnmix.dequantize_per_channel": (dequantize_per_channel, EXACT),
+    "pnmix.dequantize_per_token": (dequantize_per_token, EXACT),
+    "pnmix.attend": (attend, BOTH),
+    "pnmix.decode": (decode, BOTH),
+}

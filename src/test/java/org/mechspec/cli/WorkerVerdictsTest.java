@@ -1,0 +1,94 @@
+package org.mechspec.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Outside implementations judged end to end, as a user runs them ({@code mechspec run --implementation}): the NumPy
+ * reference worker gets mechspec's own verdicts on every paper, with metrics within the manifests' tolerances of the
+ * committed CPU references; each rejected worker (src/test/worker) is rejected by the check that names its fault, with
+ * the figure that shows it.
+ */
+@Tag("worker")
+class WorkerVerdictsTest {
+    private static final Path CLIENT = Path.of("src/main/worker/python").toAbsolutePath();
+    private static final Path REJECTED = Path.of("src/test/worker").toAbsolutePath();
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    private ChildMain run(String worker, String paper, String... more) throws Exception {
+        // From the project root, as a user runs it (OAL reads its fixture checkpoint there); the output goes elsewhere.
+        List<String> args = new ArrayList<>(List.of("run", "--implementation", "python3 " + worker, "--paper", paper, "--out",
+                dir.resolve("out").toString(),
+                "--quiet", "--data-dir", Path.of(System.getProperty("mechspec.data.dir", "../shared/data")).toAbsolutePath().toString()));
+        args.addAll(List.of(more));
+        return ChildMain.run(Path.of("").toAbsolutePath(), 15, Main.class.getName(), List.of(), args.toArray(String[]::new));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"kernels", "fold-bias", "pn-mix", "oal"})
+    void theReferenceWorkerGetsMechspecsOwnVerdicts(String paper) throws Exception {
+        Path reference = CLIENT.resolve("reference_worker.py");
+        ChildMain r = run(reference.toString(), paper, "--implementation-files", reference + "," + CLIENT.resolve("mechspec_worker.py"));
+        assertThat(r.code()).as(r.out()).isZero();
+        Path artifact = dir.resolve("out/reports/" + paper + ".numpy-reference.json");
+        JsonNode served = JSON.readTree(artifact.toFile()).path("mechspec").path("device_provenance").path("implementation");
+        assertThat(served.path("operations_served")).as("the worker computed part of %s", paper).isNotEmpty();
+        assertThat(served.path("files_sha256")).hasSize(2);
+        Cli validate = Cli.run("validate", artifact.toString());
+        assertThat(validate.code()).as(validate.toString()).isZero();
+        // Same checks held, every metric within the manifest's tolerance of mechspec's own CPU run (ArtifactDiff: the
+        // device-side checks only the worker ran, and the implementation's own error figures, are judged by their bounds).
+        Cli diff = Cli.run("diff", artifact.toString(), "reports/" + paper + ".cpu.json");
+        assertThat(diff.code()).as(diff.toString()).isZero();
+    }
+
+    /** The documentation's PyTorch example (CUDA when there is one), where PyTorch is installed. */
+    @Test
+    void thePyTorchExampleIsJudgedOnTheKernelsContracts() throws Exception {
+        Process probe = new ProcessBuilder("python3", "-c", "import torch").redirectErrorStream(true).start();
+        probe.getInputStream().readAllBytes();
+        assumeTrue(probe.waitFor() == 0, "PyTorch is not importable by python3 here (Debian: apt-get install python3-torch)");
+        ChildMain r = run(CLIENT.resolve("examples/torch_worker.py").toString(), "kernels");
+        assertThat(r.code()).as(r.out()).isZero();
+        assertThat(r.out()).containsPattern("kernels\\.torch-sdpa-(cpu|cuda)");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "clamped_nnls_worker.py              | fold-bias | nnls_kkt_conditions       | nnls_kkt_violation",
+        "zero_attention_worker.py            | kernels   | attention_fp64_flash_rule | attention_fp64_max_error",
+        "zero_attention_worker.py            | kernels   | attention_fp32_flash_rule | attention_fp32_max_error",
+        "fp16_values_worker.py               | pn-mix    | byte_accounting_exact     | value_bytes",
+        "scale_power_of_two_worker.py        | pn-mix    | quantizer_levels_exact    | quantizer_level_mismatches"})
+    void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(String worker, String paper, String check, String figure) throws Exception {
+        ChildMain r = run(REJECTED.resolve(worker).toString(), paper, "--seeds", "42");
+        assertThat(r.code()).as(r.out()).isEqualTo(ExitCodes.FINDINGS);
+        Path reports = dir.resolve("out/reports");
+        Path artifact;
+        try (var files = Files.list(reports)) {
+            artifact = files.filter(f -> f.getFileName().toString().startsWith(paper + ".") && f.toString().endsWith(".json")).findFirst().orElseThrow();
+        }
+        JsonNode seed = JSON.readTree(artifact.toFile()).path("mechspec").path("seeds").path("42");
+        assertThat(seed.path("checks").path(check).asBoolean(true)).as("%s rejects %s: %s", check, worker, r.out()).isFalse();
+        JsonNode ours = JSON.readTree(Path.of("reports/" + paper + ".cpu.json").toFile()).path("mechspec").path("seeds").path("42");
+        assertThat(seed.path("metrics").path(figure).asDouble()).as("%s, against mechspec's own %s", figure, ours.path("metrics").path(figure))
+                .isNotEqualTo(ours.path("metrics").path(figure).asDouble());
+        assertThat(r.out()).contains(check);
+    }
+}

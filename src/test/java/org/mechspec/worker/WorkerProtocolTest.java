@@ -1,0 +1,132 @@
+package org.mechspec.worker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+/**
+ * The protocol's failure modes, each against a worker that commits it on purpose ({@code src/test/worker/
+ * misbehaving_worker.py}): a bad handshake or reply is one line naming the operation, the tensor and the index; a
+ * crash, a hang or garbage fails the call with the worker's last stderr lines, and the next call restarts it; nothing
+ * the worker started outlives a stop.
+ */
+@Tag("worker")
+class WorkerProtocolTest {
+    private static final String WORKER = "python3 src/test/worker/misbehaving_worker.py ";
+    private static final double[] X = {0.1, 1.0 / 3, 65519.0, -2.5e-8};
+
+    @TempDir
+    Path state;
+
+    private Implementation start(String mode, long timeoutMillis) {
+        return Implementation.start(WORKER + mode + " " + state, timeoutMillis, List.of());
+    }
+
+    private static Call roundToHalf(Implementation impl) {
+        return impl.call("round_to_half", Operations.EXACT).input("x", X, X.length).output("y", WireTensor.Dtype.F64, X.length);
+    }
+
+    @Test
+    void aWellBehavedCallReturnsTheWorkersTensors() {
+        Implementation impl = start("fine", 30_000);
+        try {
+            assertThat(impl.id()).isEqualTo("misbehaving");
+            double[] expected = new double[X.length];
+            for (int i = 0; i < X.length; i++) {
+                expected[i] = org.mechspec.compute.HalfFloat.roundToHalf(X[i]);
+            }
+            assertThat(roundToHalf(impl).run().f64("y")).containsExactly(expected);
+        } finally {
+            impl.close();
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "bad-name   | handshake name 'CPU!' must match",
+        "unknown-op | handshake names unknown operation 'round_to_hlaf'",
+        "no-ops     | handshake declares no operations"})
+    void aBadHandshakeIsOneLineAndStartsNothing(String mode, String message) {
+        assertThatThrownBy(() -> start(mode, 30_000)).isInstanceOf(WorkerException.class).hasMessageContaining(message)
+                .hasMessageNotContaining("\n");
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "nan     | round_to_half (exact): output 'y' is not finite at index 2 (NaN)",
+        "dtype   | output 'y' has dtype F32, expected F64",
+        "shape   | output 'y' has shape [3], expected [4]",
+        "missing | unexpected output 'z' (expected [y])",
+        "extra   | unexpected output 'debug' (expected [y])",
+        "no-file | replied but wrote no ",
+        "error   | reported internal: CUDA out of memory"})
+    void aBadReplyFailsTheCallNamingTheOperationTensorAndIndex(String mode, String message) {
+        Implementation impl = start(mode, 30_000);
+        try {
+            assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class)
+                    .hasMessageStartingWith("worker misbehaving: round_to_half").hasMessageContaining(message).hasMessageNotContaining("\n");
+        } finally {
+            impl.close();
+        }
+    }
+
+    @Test
+    void anInvalidArgumentIsTheSameErrorMechspecsOwnCodeGives() {
+        Implementation impl = start("invalid", 30_000);
+        try {
+            assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("reported invalid_argument: x must be 2-D");
+        } finally {
+            impl.close();
+        }
+    }
+
+    @ParameterizedTest
+    @CsvSource(delimiter = '|', value = {
+        "crash-once   | the worker exited (exit code 3); stderr: call 1 (crash-once) | about to fail: segfault in my kernel",
+        "hang-once    | no reply within 2.0 s",
+        "garbage      | stdout line is not JSON: loading weights... 100%",
+        "wrong-id     | expected the reply to request 1, got: {\"id\": 2}"})
+    void aCrashHangOrGarbageFailsTheCallWithStderrAndTheNextCallRestartsIt(String mode, String message) {
+        Implementation impl = start(mode, 2_000);
+        try {
+            long first = impl.pid();
+            assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class).hasMessageContaining(message);
+            assertThat(ProcessHandle.of(first).map(ProcessHandle::isAlive)).as("the faulty worker is stopped").isNotEqualTo(Optional.of(true));
+            if (mode.endsWith("-once")) {
+                assertThat(roundToHalf(impl).run().f64("y")).hasSize(X.length);
+                assertThat(impl.pid()).as("a new process").isNotEqualTo(first).isPositive();
+            }
+        } finally {
+            impl.close();
+        }
+    }
+
+    @Test
+    void stoppingKillsEverythingTheWorkerStartedAndRemovesItsFolder() throws Exception {
+        Implementation impl = start("child", 30_000);
+        List<ProcessHandle> tree = ProcessHandle.of(impl.pid()).orElseThrow().descendants().toList();
+        assertThat(tree).as("the worker and its sleeping child").isNotEmpty();
+        impl.close();
+        for (ProcessHandle p : tree) {
+            p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(p.isAlive()).as("pid %d", p.pid()).isFalse();
+        }
+        assertThat(impl.pid()).isEqualTo(-1);
+        assertThat(impl.folder()).doesNotExist();
+    }
+
+    @Test
+    void anUnknownCommandIsOneLineWithItsStderr() {
+        assertThatThrownBy(() -> Implementation.start("no-such-worker-binary --serve", 10_000, List.of()))
+                .isInstanceOf(WorkerException.class).hasMessageContaining("handshake").hasMessageContaining("not found");
+    }
+}
