@@ -45,7 +45,9 @@ public final class Implementation {
     private final List<Path> files;
     private final Handshake handshake;
     private final Path dir;
-    private WorkerProcess process;
+    /** Written under the lock; read without it by {@link #close()}, which must not wait for a call in flight. */
+    private volatile WorkerProcess process;
+    private volatile boolean closed;
     private long nextId = 1;
     private String paper = "";
     private final Map<String, Map<String, Long>> callsByPaper = new TreeMap<>();
@@ -186,6 +188,9 @@ public final class Implementation {
 
     /** Sends one request and waits for its reply; a dead or hung worker is stopped, and started again next time. */
     synchronized Map<String, WireTensor> exchange(Call call) {
+        if (closed) {
+            throw new WorkerException("protocol", "worker " + id() + ": stopped, the run is ending");
+        }
         if (process == null || !process.alive()) {
             if (process != null) {
                 process.kill();
@@ -342,16 +347,23 @@ public final class Implementation {
         }
     }
 
-    /** Stops the worker (stdin closed, 5 s grace, then its process tree killed) and removes the exchange folder. */
-    public synchronized void close() {
-        if (process != null) {
-            process.stop(5000);
-            process = null;
+    /**
+     * Stops the worker (stdin closed, 5 s grace, then its process tree killed) and removes the exchange folder. Not
+     * synchronized: a shutdown hook (Ctrl-C) must not wait for a call in flight, which the stop ends with an error.
+     */
+    public void close() {
+        closed = true;
+        WorkerProcess running = process;
+        if (running != null) {
+            running.stop(5000);
         }
-        try (var s = Files.walk(dir)) {
-            s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException e) {
-            // Nothing to remove.
+        synchronized (this) {
+            process = null;
+            try (var s = Files.walk(dir)) {
+                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            } catch (IOException e) {
+                // Nothing to remove.
+            }
         }
     }
 }

@@ -24,6 +24,7 @@ final class WorkerProcess {
     private final OutputStream stdin;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
     private final Deque<String> stderr = new ArrayDeque<>();
+    private final Thread stderrReader;
 
     WorkerProcess(String command, Path dir) throws IOException {
         ProcessBuilder b = new ProcessBuilder("/bin/sh", "-c", command);
@@ -40,7 +41,7 @@ final class WorkerProcess {
             }
             lines.add(EOF);
         });
-        daemon("stderr", () -> {
+        stderrReader = daemon("stderr", () -> {
             try (BufferedReader r = reader(process.getErrorStream())) {
                 for (String line; (line = r.readLine()) != null; ) {
                     synchronized (stderr) {
@@ -60,10 +61,11 @@ final class WorkerProcess {
         return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
     }
 
-    private void daemon(String what, Runnable body) {
+    private Thread daemon(String what, Runnable body) {
         Thread t = new Thread(body, "mechspec-worker-" + what + "-" + process.pid());
         t.setDaemon(true);
         t.start();
+        return t;
     }
 
     void send(String line) throws IOException {
@@ -102,6 +104,13 @@ final class WorkerProcess {
 
     /** The last lines of stderr, joined with " | ", or "(no stderr)". */
     String stderrTail(int n) {
+        if (!process.isAlive()) {
+            try {
+                stderrReader.join(1000); // a process that just died may still have its last words in the pipe
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         synchronized (stderr) {
             if (stderr.isEmpty()) {
                 return "(no stderr)";

@@ -81,7 +81,8 @@ public class WorkerBench {
     }
 
     public static void main(String[] args) throws Exception {
-        var results = new Runner(new OptionsBuilder().include(WorkerBench.class.getSimpleName())
+        // In this JVM by default (-Djmh.forks=1 to fork): exec:java leaves no class path a forked JVM could start from.
+        var results = new Runner(new OptionsBuilder().include(WorkerBench.class.getSimpleName()).forks(Integer.getInteger("jmh.forks", 0))
                 .jvmArgsAppend("-Dmechspec.data.dir=" + System.getProperty("mechspec.data.dir", "../shared/data")).build()).run();
         double callWorker = 0, callCpu = 0, protocolWorker = 0, protocolCpu = 0;
         for (RunResult r : results) {

@@ -58,6 +58,40 @@ class WorkerVerdictsTest {
         assertThat(diff.code()).as(diff.toString()).isZero();
     }
 
+    /** QuickTheories shrinks through the worker: the falsified property names the smallest input it got wrong. */
+    @Test
+    void aFalsifiedPropertyReportsTheSmallestInputTheWorkerGotWrong() throws Exception {
+        ChildMain r = run(REJECTED.resolve("zero_attention_worker.py").toString(), "kernels", "--seeds", "42");
+        assertThat(r.out()).contains("FAILED KernelContracts > attentionRowsAreConvexCombinationsOfValues(PropertyRun): Property falsified")
+                .contains("Smallest found falsifying value(s) :- {1, 1, 0}"); // one key, one value column, seed 0
+    }
+
+    /**
+     * A run stopped from outside while its worker hangs exits and takes the worker's whole process tree with it. The
+     * JVM handles Ctrl-C's SIGINT and SIGTERM alike (shutdown hooks); the test sends SIGTERM because a process started
+     * in the background inherits an ignored SIGINT.
+     */
+    @Test
+    void stoppingARunLeavesNothingOfTheWorkerRunning() throws Exception {
+        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+                System.getProperty("java.class.path"), Main.class.getName(), "run", "--implementation",
+                "python3 " + REJECTED.resolve("misbehaving_worker.py") + " hang", "--paper", "kernels", "--seeds", "42", "--quiet",
+                "--out", dir.resolve("out").toString());
+        Process run = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(dir.resolve("run.log").toFile()).start();
+        List<ProcessHandle> worker = List.of();
+        for (long deadline = System.nanoTime() + 60_000_000_000L; worker.isEmpty() && System.nanoTime() < deadline; Thread.sleep(200)) {
+            worker = run.descendants().filter(h -> h.info().commandLine().orElse("").contains("misbehaving_worker")).toList();
+        }
+        assertThat(worker).as("the worker started: %s", Files.readString(dir.resolve("run.log"))).isNotEmpty();
+        List<ProcessHandle> tree = run.descendants().toList();
+        new ProcessBuilder("kill", "-TERM", Long.toString(run.pid())).start().waitFor();
+        assertThat(run.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).as("the run ends on SIGTERM").isTrue();
+        for (ProcessHandle p : tree) {
+            p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+            assertThat(p.isAlive()).as("pid %d (%s)", p.pid(), p.info().commandLine().orElse("?")).isFalse();
+        }
+    }
+
     /** The documentation's PyTorch example (CUDA when there is one), where PyTorch is installed. */
     @Test
     void thePyTorchExampleIsJudgedOnTheKernelsContracts() throws Exception {
