@@ -3,6 +3,7 @@ package org.mechspec.oal;
 import org.mechspec.worker.Call;
 import org.mechspec.worker.Implementation;
 import org.mechspec.worker.Operations;
+import org.mechspec.worker.WireTensor;
 import org.mechspec.worker.WorkerException;
 
 /**
@@ -29,8 +30,8 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
             return CPU.dense(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
-        return run(call("oal.dense", Operations.F64, s, groups).input("q", q, queryShape(s)).input("k", k, kvShape(s))
-                .input("v", v, kvShape(s)).input("m", m, mShape(s))).f64("out");
+        return run("oal.dense", Operations.F64, s, groups, WireTensor.of(q, queryShape(s)), WireTensor.of(k, kvShape(s)),
+                WireTensor.of(v, kvShape(s)), WireTensor.of(m, mShape(s))).f64("out");
     }
 
     @Override
@@ -39,8 +40,8 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
             return CPU.dense(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
-        return run(call("oal.dense", Operations.F32, s, groups).input("q", q, queryShape(s)).input("k", k, kvShape(s))
-                .input("v", v, kvShape(s)).input("m", m, mShape(s))).f32("out");
+        return run("oal.dense", Operations.F32, s, groups, WireTensor.of(q, queryShape(s)), WireTensor.of(k, kvShape(s)),
+                WireTensor.of(v, kvShape(s)), WireTensor.of(m, mShape(s))).f32("out");
     }
 
     @Override
@@ -49,8 +50,8 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
             return CPU.recurrent(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
-        return run(call("oal.recurrent", Operations.F64, s, groups).input("q", q, queryShape(s)).input("k", k, kvShape(s))
-                .input("v", v, kvShape(s)).input("m", m, mShape(s))).f64("out");
+        return run("oal.recurrent", Operations.F64, s, groups, WireTensor.of(q, queryShape(s)), WireTensor.of(k, kvShape(s)),
+                WireTensor.of(v, kvShape(s)), WireTensor.of(m, mShape(s))).f64("out");
     }
 
     @Override
@@ -59,18 +60,17 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
             return CPU.recurrent(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
-        return run(call("oal.recurrent", Operations.F32, s, groups).input("q", q, queryShape(s)).input("k", k, kvShape(s))
-                .input("v", v, kvShape(s)).input("m", m, mShape(s))).f32("out");
+        return run("oal.recurrent", Operations.F32, s, groups, WireTensor.of(q, queryShape(s)), WireTensor.of(k, kvShape(s)),
+                WireTensor.of(v, kvShape(s)), WireTensor.of(m, mShape(s))).f32("out");
     }
 
-    private Call call(String op, String precision, QuadraticAttentionShape s, int[] groups) {
-        Call call = impl.call(op, precision).input("groups", groups, groups.length).param("group_count", s.groupCount());
-        return call.output("out", call.floats(), queryShape(s));
-    }
-
-    private static Call.Reply run(Call call) {
+    /** One call of either form; the worker's {@code non_positive_denominator} is the twins' guard. */
+    private Call.Reply run(String op, String precision, QuadraticAttentionShape s, int[] groups, WireTensor q, WireTensor k,
+                           WireTensor v, WireTensor m) {
+        Call call = impl.call(op, precision).input("groups", groups, groups.length).param("group_count", s.groupCount())
+                .input("q", q).input("k", k).input("v", v).input("m", m);
         try {
-            return call.run();
+            return call.output("out", call.floats(), queryShape(s)).run();
         } catch (WorkerException e) {
             if (e.type().equals("non_positive_denominator")) {
                 throw NonPositiveDenominatorException.reported(e.getMessage());

@@ -43,18 +43,15 @@ public final class WorkerBackend implements Backend {
         if (!implementation.serves("attention", Operations.F64)) {
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
-        check(s, q.length, k.length, v.length, bias == null ? -1 : bias.length);
+        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
         Finite.require("q", q);
         Finite.require("k", k);
         Finite.require("v", v);
-        Call call = attention(s, Operations.F64).input("q", q, s.batch(), s.queryHeads(), s.queryLen(), s.headDim())
-                .input("k", k, s.batch(), s.kvHeads(), s.keyLen(), s.headDim())
-                .input("v", v, s.batch(), s.kvHeads(), s.keyLen(), s.valueDim());
         if (bias != null) {
             Finite.require("bias", bias);
-            call.input("bias", bias, s.batch(), s.kvHeads(), s.keyLen());
         }
-        return call.run().f64("out");
+        return attention(s, Operations.F64, WireTensor.of(q, queryShape(s)), WireTensor.of(k, keyShape(s)), WireTensor.of(v, valueShape(s)),
+                bias == null ? null : WireTensor.of(bias, biasShape(s))).f64("out");
     }
 
     @Override
@@ -62,27 +59,40 @@ public final class WorkerBackend implements Backend {
         if (!implementation.serves("attention", Operations.F32)) {
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
-        check(s, q.length, k.length, v.length, bias == null ? -1 : bias.length);
+        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
         Finite.require("q", q);
         Finite.require("k", k);
         Finite.require("v", v);
-        Call call = attention(s, Operations.F32).input("q", q, s.batch(), s.queryHeads(), s.queryLen(), s.headDim())
-                .input("k", k, s.batch(), s.kvHeads(), s.keyLen(), s.headDim())
-                .input("v", v, s.batch(), s.kvHeads(), s.keyLen(), s.valueDim());
         if (bias != null) {
             Finite.require("bias", bias);
-            call.input("bias", bias, s.batch(), s.kvHeads(), s.keyLen());
         }
-        return call.run().f32("out");
+        return attention(s, Operations.F32, WireTensor.of(q, queryShape(s)), WireTensor.of(k, keyShape(s)), WireTensor.of(v, valueShape(s)),
+                bias == null ? null : WireTensor.of(bias, biasShape(s))).f32("out");
     }
 
-    private static void check(AttentionShape s, int q, int k, int v, int bias) {
-        s.validate(q, k, v, Math.max(bias, 0), bias >= 0);
+    private Call.Reply attention(AttentionShape s, String precision, WireTensor q, WireTensor k, WireTensor v, WireTensor bias) {
+        Call call = implementation.call("attention", precision).param("scale", s.scale()).param("causal", s.causal())
+                .input("q", q).input("k", k).input("v", v);
+        if (bias != null) {
+            call.input("bias", bias);
+        }
+        return call.output("out", call.floats(), s.batch(), s.queryHeads(), s.queryLen(), s.valueDim()).run();
     }
 
-    private Call attention(AttentionShape s, String precision) {
-        Call call = implementation.call("attention", precision).param("scale", s.scale()).param("causal", s.causal());
-        return call.output("out", call.floats(), s.batch(), s.queryHeads(), s.queryLen(), s.valueDim());
+    private static long[] queryShape(AttentionShape s) {
+        return new long[] {s.batch(), s.queryHeads(), s.queryLen(), s.headDim()};
+    }
+
+    private static long[] keyShape(AttentionShape s) {
+        return new long[] {s.batch(), s.kvHeads(), s.keyLen(), s.headDim()};
+    }
+
+    private static long[] valueShape(AttentionShape s) {
+        return new long[] {s.batch(), s.kvHeads(), s.keyLen(), s.valueDim()};
+    }
+
+    private static long[] biasShape(AttentionShape s) {
+        return new long[] {s.batch(), s.kvHeads(), s.keyLen()};
     }
 
     @Override

@@ -95,6 +95,13 @@ public class WorkerBench {
                 default -> { }
             }
         }
+        System.setProperty(Implementation.PROPERTY, REFERENCE);
+        Implementation counted = Implementation.current();
+        PnMixExperiment.run(42, new WorkerBackend(counted));
+        @SuppressWarnings("unchecked")
+        long calls = ((java.util.Map<String, Long>) counted.provenance().get("calls")).values().stream().mapToLong(Long::longValue).sum();
+        Implementation.closeCurrent();
+        System.out.printf(Locale.ROOT, "worker calls in one pn-mix seeded protocol run: %d%n", calls);
         System.out.printf(Locale.ROOT, "one worker call: %.3f ms (CPU backend: %.5f ms); overhead %.3f ms per call%n", callWorker, callCpu,
                 callWorker - callCpu);
         System.out.printf(Locale.ROOT, "pn-mix seeded protocol, seed 42: worker %.0f ms, CPU %.0f ms, ratio %.2f%n", protocolWorker, protocolCpu,
