@@ -68,6 +68,10 @@ final class ShardMerge {
             if (!s.sources.equals(first.sources)) {
                 reasons.add(s.file.path() + ": executed sources differ from those of " + first.file.path());
             }
+            for (String field : List.of("command", "version", "files_sha256")) { // one outside implementation, not two
+                same(reasons, s, first, "implementation " + field, s.run.deviceProvenance.path("implementation").path(field).toString(),
+                        first.run.deviceProvenance.path("implementation").path(field).toString());
+            }
         }
         for (int i = 0; i < shards.size(); i++) {
             for (int j = i + 1; j < shards.size(); j++) {
@@ -91,6 +95,27 @@ final class ShardMerge {
         }
     }
 
+    /**
+     * One outside implementation's record over shards: its calls summed and the operations it served joined. Shards of
+     * different commands, versions or files were refused before ({@link #refusals}).
+     */
+    private static ObjectNode implementation(Set<com.fasterxml.jackson.databind.JsonNode> provenances) {
+        ObjectNode out = null;
+        java.util.TreeSet<String> served = new java.util.TreeSet<>();
+        java.util.TreeMap<String, Long> calls = new java.util.TreeMap<>();
+        for (com.fasterxml.jackson.databind.JsonNode p : provenances) {
+            com.fasterxml.jackson.databind.JsonNode impl = p.get("implementation");
+            out = out == null ? impl.deepCopy() : out;
+            impl.path("operations_served").forEach(op -> served.add(op.asText()));
+            impl.path("calls").fields().forEachRemaining(e -> calls.merge(e.getKey(), e.getValue().asLong(), Long::sum));
+        }
+        var servedArray = out.putArray("operations_served");
+        served.forEach(servedArray::add);
+        ObjectNode callsNode = out.putObject("calls");
+        calls.forEach(callsNode::put);
+        return out;
+    }
+
     private static ObjectNode render(Manifest manifest, List<Shard> shards) {
         Shard first = shards.get(0);
         PaperRun merged = new PaperRun(first.run.paper, first.run.backend);
@@ -109,7 +134,9 @@ final class ShardMerge {
             }
         }
         merged.device = String.join(", ", devices);
-        if (provenances.size() == 1) {
+        if (provenances.size() > 1 && provenances.stream().allMatch(p -> p.has("implementation"))) {
+            merged.deviceProvenance.set("implementation", implementation(provenances));
+        } else if (provenances.size() == 1) {
             merged.deviceProvenance.setAll((ObjectNode) provenances.iterator().next());
         } else if (provenances.size() > 1) { // runners on different devices: keep each one's record
             merged.deviceProvenance.putArray("shards").addAll(provenances);

@@ -58,6 +58,24 @@ class WorkerVerdictsTest {
         assertThat(diff.code()).as(diff.toString()).isZero();
     }
 
+    /** An implementation's artifacts are artifacts like mechspec's: seed shards merge, and the merge validates. */
+    @Test
+    void shardsOfAnImplementationsRunMergeAndValidate() throws Exception {
+        String reference = CLIENT.resolve("reference_worker.py").toString();
+        ChildMain a = run(reference, "kernels", "--seeds", "42");
+        assertThat(a.code()).as(a.out()).isZero();
+        Files.move(dir.resolve("out"), dir.resolve("shard-a"));
+        ChildMain b = run(reference, "kernels", "--seeds", "43,44");
+        assertThat(b.code()).as(b.out()).isZero();
+        Path merged = dir.resolve("kernels.numpy-reference.json");
+        Cli merge = Cli.run("merge", dir.resolve("shard-a/reports/kernels.numpy-reference.json").toString(),
+                dir.resolve("out/reports/kernels.numpy-reference.json").toString(), "--out", merged.toString());
+        assertThat(merge.code()).as(merge.toString()).isZero();
+        Cli validate = Cli.run("validate", merged.toString());
+        assertThat(validate.code()).as(validate.toString()).isZero();
+        assertThat(JSON.readTree(merged.toFile()).path("mechspec").path("seeds").size()).isEqualTo(3);
+    }
+
     /** QuickTheories shrinks through the worker: the falsified property names the smallest input it got wrong. */
     @Test
     void aFalsifiedPropertyReportsTheSmallestInputTheWorkerGotWrong() throws Exception {
