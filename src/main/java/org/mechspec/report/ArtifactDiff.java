@@ -43,7 +43,11 @@ public final class ArtifactDiff {
                 Boolean a = fresh.seeds.get(e.getKey()).checks.containsKey(check) ? fresh.checkOutcome(e.getKey(), check) : null;
                 Boolean b = ref.checks.containsKey(check) ? reference.checkOutcome(e.getKey(), check) : null;
                 if (implementation && b == null) {
-                    continue; // a device-side check (the worker against the oracle) that mechspec's CPU run has no twin of
+                    // A device-side check (the worker against the oracle) that mechspec's CPU run has no twin of: it must hold.
+                    if (!Boolean.TRUE.equals(a)) {
+                        out.add(at + ".checks." + check + ": " + a + " (mechspec's CPU run has no verdict to match; it must hold)");
+                    }
+                    continue;
                 }
                 if (a == null || !a.equals(b)) {
                     out.add(at + ".checks." + check + ": " + a + " vs reference " + b);

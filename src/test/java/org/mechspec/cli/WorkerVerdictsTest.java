@@ -142,5 +142,9 @@ class WorkerVerdictsTest {
         assertThat(seed.path("metrics").path(figure).asDouble()).as("%s, against mechspec's own %s", figure, ours.path("metrics").path(figure))
                 .isNotEqualTo(ours.path("metrics").path(figure).asDouble());
         assertThat(r.out()).contains(check);
+        // And against mechspec's own run, the verdict is a finding too.
+        Cli diff = Cli.run("diff", artifact.toString(), "reports/" + paper + ".cpu.json");
+        assertThat(diff.code()).as(diff.toString()).isEqualTo(ExitCodes.FINDINGS);
+        assertThat(diff.toString()).contains(".checks." + check + ": false");
     }
 }
