@@ -113,9 +113,10 @@ public final class Implementation {
         return process == null ? -1 : process.pid();
     }
 
-    /** The implementation started so far in this JVM, or null; starts nothing. */
+    /** The implementation this run judges if it has started, else null; starts nothing. */
     public static synchronized Implementation started() {
-        return current;
+        String command = System.getProperty(PROPERTY, "").trim();
+        return current != null && current.command.equals(command) ? current : null;
     }
 
     /** Stops the current implementation, if any (the end of a run inside a longer-lived JVM). */

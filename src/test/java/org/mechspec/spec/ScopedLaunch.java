@@ -17,8 +17,12 @@ public final class ScopedLaunch {
 
     public static void execute(Launcher launcher, LauncherDiscoveryRequest request, Map<String, String> properties, Path allureResults,
                                TestExecutionListener... listeners) {
+        Map<String, String> scoped = new HashMap<>(properties);
+        // A launch judges an outside implementation only when it names one: a fixture or a plain `run` inside a build
+        // that judges a worker still judges mechspec's own code.
+        scoped.putIfAbsent(org.mechspec.worker.Implementation.PROPERTY, "");
         Map<String, String> saved = new HashMap<>();
-        properties.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
+        scoped.forEach((k, v) -> saved.put(k, System.setProperty(k, v)));
         io.qameta.allure.AllureLifecycle outer = io.qameta.allure.Allure.getLifecycle();
         io.qameta.allure.Allure.setLifecycle(new io.qameta.allure.AllureLifecycle(new io.qameta.allure.FileSystemResultsWriter(allureResults)));
         try {
