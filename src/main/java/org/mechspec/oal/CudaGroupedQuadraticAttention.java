@@ -15,7 +15,8 @@ import org.mechspec.compute.KernelArgs;
  */
 public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
     private static final int DENSE_THREADS = 128;
-    private static final int RECURRENT_THREADS = 64;
+    /** A warp's width: the recurrent kernel gets one thread per value column, rounded up to whole warps. */
+    private static final int WARP = 32;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
     private static CudaGroupedQuadraticAttention instance;
 
@@ -126,7 +127,10 @@ public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAtte
             cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), DENSE_THREADS,
                     (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes, args);
         } else {
-            cuda.launch("oal", kernel, s.batch() * s.heads(), RECURRENT_THREADS, (4 * s.headDim() + 2) * elementBytes, args);
+            // One thread per column of [v, 1] (headDim + 1 of them): 64 threads left column 65 of a 64-dim head to a
+            // second, one-thread pass. Each column's sums run in its own thread, so the count changes no result.
+            int threads = Math.min(1024, (s.headDim() + 1 + WARP - 1) / WARP * WARP);
+            cuda.launch("oal", kernel, s.batch() * s.heads(), threads, (4 * s.headDim() + 2) * elementBytes, args);
         }
     }
 }
