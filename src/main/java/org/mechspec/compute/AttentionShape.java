@@ -61,7 +61,32 @@ public record AttentionShape(int batch, int queryHeads, int kvHeads, int queryLe
         return causal ? i + (keyLen - queryLen) : keyLen - 1;
     }
 
-    /** Checks array lengths and finiteness; throws naming the offending input. */
+    /**
+     * The inputs of one attention call, as every backend takes them: lengths this shape needs, then every element
+     * finite; throws naming the offending input ({@code bias} may be null).
+     */
+    public void requireInputs(double[] q, double[] k, double[] v, double[] bias) {
+        validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
+        Finite.require("q", q);
+        Finite.require("k", k);
+        Finite.require("v", v);
+        if (bias != null) {
+            Finite.require("bias", bias);
+        }
+    }
+
+    /** {@link #requireInputs(double[], double[], double[], double[])} for fp32 inputs. */
+    public void requireInputs(float[] q, float[] k, float[] v, float[] bias) {
+        validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
+        Finite.require("q", q);
+        Finite.require("k", k);
+        Finite.require("v", v);
+        if (bias != null) {
+            Finite.require("bias", bias);
+        }
+    }
+
+    /** Checks array lengths against this shape; throws naming the offending input. */
     public void validate(int qLen, int kLen, int vLen, int biasLen, boolean hasBias) {
         requireLength("q", qLen, queryElements());
         requireLength("k", kLen, keyElements());

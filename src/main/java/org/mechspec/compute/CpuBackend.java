@@ -28,25 +28,13 @@ public final class CpuBackend implements Backend {
 
     @Override
     public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
         return attention(s, q, k, v, bias, FP64);
     }
 
     @Override
     public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
-        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
         return FloatArrays.narrow(attention(s, FloatArrays.widen(q), FloatArrays.widen(k), FloatArrays.widen(v),
                 bias == null ? null : FloatArrays.widen(bias), FP32));
     }

@@ -116,13 +116,8 @@ public final class CudaBackend implements Backend {
 
     @Override
     public synchronized double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
-        checkAttention(s, q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null, Sizeof.DOUBLE);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
+        requireSharedOutputRow(s, Sizeof.DOUBLE);
         double[] out = new double[(int) s.outputElements()];
         try (DeviceBuffers buf = new DeviceBuffers()) {
             CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * Sizeof.DOUBLE);
@@ -139,13 +134,8 @@ public final class CudaBackend implements Backend {
 
     @Override
     public synchronized float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
-        checkAttention(s, q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null, Sizeof.FLOAT);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
+        requireSharedOutputRow(s, Sizeof.FLOAT);
         float[] out = new float[(int) s.outputElements()];
         try (DeviceBuffers buf = new DeviceBuffers()) {
             CUdeviceptr dq = buf.upload(Pointer.to(q), (long) q.length * Sizeof.FLOAT);
@@ -185,8 +175,8 @@ public final class CudaBackend implements Backend {
         return out;
     }
 
-    private void checkAttention(AttentionShape s, int q, int k, int v, int bias, boolean hasBias, int elementBytes) {
-        s.validate(q, k, v, bias, hasBias);
+    /** The kernel keeps one output row in shared memory: the value width it can take. */
+    private static void requireSharedOutputRow(AttentionShape s, int elementBytes) {
         if (attentionSharedBytes(s, elementBytes) > MAX_SHARED_BYTES) {
             throw new IllegalArgumentException("valueDim " + s.valueDim() + " exceeds the CUDA attention kernel's shared-memory"
                     + " output buffer (at most " + (MAX_SHARED_BYTES / elementBytes - 2 * THREADS) + " at this precision)");

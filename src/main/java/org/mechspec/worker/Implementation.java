@@ -8,23 +8,22 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeoutException;
+import org.mechspec.data.DataFiles;
 
 /**
  * An outside implementation: the worker command, what its handshake declared, and the running process, started on
  * first use and again after a crash or a timeout ({@code PROTOCOL.md}). One per JVM, from
  * {@code -Dmechspec.implementation}; stopped, with its whole process tree and its exchange folder, when the JVM exits.
  */
-public final class Implementation {
+public final class Implementation implements AutoCloseable {
     public static final String PROPERTY = "mechspec.implementation";
     public static final String TIMEOUT_PROPERTY = "mechspec.implementation.timeout";
     public static final String FILES_PROPERTY = "mechspec.implementation.files";
@@ -42,7 +41,8 @@ public final class Implementation {
 
     private final String command;
     private final long timeoutMillis;
-    private final List<Path> files;
+    /** SHA-256 of each file named as the implementation, read once when it starts. */
+    private final Map<String, String> fileHashes = new TreeMap<>();
     private final Handshake handshake;
     private final Path dir;
     /** Written under the lock; read without it by {@link #close()}, which must not wait for a call in flight. */
@@ -55,7 +55,13 @@ public final class Implementation {
     private Implementation(String command, long timeoutMillis, List<Path> files) {
         this.command = command;
         this.timeoutMillis = timeoutMillis;
-        this.files = files;
+        for (Path f : files) {
+            try {
+                fileHashes.put(f.toString(), DataFiles.sha256(Files.readAllBytes(f)));
+            } catch (IOException e) {
+                throw new UncheckedIOException("--implementation-files: cannot read " + f, e);
+            }
+        }
         try {
             Path shm = Path.of("/dev/shm");
             Path parent = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
@@ -330,28 +336,15 @@ public final class Implementation {
         p.put("operations_declared", handshake.operations());
         p.put("operations_served", new TreeSet<>(callsByPaper.getOrDefault(paper, Map.of()).keySet()));
         p.put("calls", callsByPaper.getOrDefault(paper, Map.of()));
-        Map<String, String> hashes = new TreeMap<>();
-        for (Path f : files) {
-            hashes.put(f.toString(), sha256(f));
-        }
-        p.put("files_sha256", hashes);
+        p.put("files_sha256", fileHashes);
         return p;
-    }
-
-    private static String sha256(Path f) {
-        try {
-            return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(f)));
-        } catch (IOException e) {
-            throw new UncheckedIOException("--implementation-files: cannot read " + f, e);
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /**
      * Stops the worker (stdin closed, 5 s grace, then its process tree killed) and removes the exchange folder. Not
      * synchronized: a shutdown hook (Ctrl-C) must not wait for a call in flight, which the stop ends with an error.
      */
+    @Override
     public void close() {
         closed = true;
         WorkerProcess running = process;

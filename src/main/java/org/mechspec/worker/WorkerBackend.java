@@ -4,7 +4,6 @@ import java.util.Map;
 import org.mechspec.compute.AttentionShape;
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.CpuBackend;
-import org.mechspec.compute.Finite;
 
 /**
  * The backend of a run that judges an outside implementation: the worker's attention and rounding where it serves
@@ -43,13 +42,7 @@ public final class WorkerBackend implements Backend {
         if (!implementation.serves("attention", Operations.F64)) {
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
-        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
         return attention(s, Operations.F64, WireTensor.of(q, queryShape(s)), WireTensor.of(k, keyShape(s)), WireTensor.of(v, valueShape(s)),
                 bias == null ? null : WireTensor.of(bias, biasShape(s))).f64("out");
     }
@@ -59,13 +52,7 @@ public final class WorkerBackend implements Backend {
         if (!implementation.serves("attention", Operations.F32)) {
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
-        s.validate(q.length, k.length, v.length, bias == null ? 0 : bias.length, bias != null);
-        Finite.require("q", q);
-        Finite.require("k", k);
-        Finite.require("v", v);
-        if (bias != null) {
-            Finite.require("bias", bias);
-        }
+        s.requireInputs(q, k, v, bias);
         return attention(s, Operations.F32, WireTensor.of(q, queryShape(s)), WireTensor.of(k, keyShape(s)), WireTensor.of(v, valueShape(s)),
                 bias == null ? null : WireTensor.of(bias, biasShape(s))).f32("out");
     }

@@ -6,29 +6,31 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 
 /**
  * One running worker: {@code /bin/sh -c CMD}, its stdin for requests, its stdout read line by line on a thread of its
- * own (so a read can time out), and the last {@value #TAIL} lines of its stderr kept for error messages.
+ * own (so a read can time out), and its stderr in a file of the exchange folder, whose last lines error messages quote
+ * (a file keeps a dying worker's last words, which a pipe read on another thread can lose as the process ends).
  */
 final class WorkerProcess {
-    static final int TAIL = 40;
+    /** How much of the stderr file's end is read for its last lines. */
+    private static final int TAIL_BYTES = 64 * 1024;
     private static final String EOF = "\u0000eof";
 
     private final Process process;
     private final OutputStream stdin;
+    private final Path stderr;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
-    private final Deque<String> stderr = new ArrayDeque<>();
-    private final Thread stderrReader;
 
     WorkerProcess(String command, Path dir) throws IOException {
         ProcessBuilder b = new ProcessBuilder("/bin/sh", "-c", command);
         b.environment().put("MECHSPEC_WORKER_DIR", dir.toString());
+        stderr = dir.resolve("worker.stderr");
+        b.redirectError(stderr.toFile()); // truncated for each process: a restart quotes its own lines
         process = b.start();
         stdin = process.getOutputStream();
         daemon("stdout", () -> {
@@ -41,31 +43,16 @@ final class WorkerProcess {
             }
             lines.add(EOF);
         });
-        stderrReader = daemon("stderr", () -> {
-            try (BufferedReader r = reader(process.getErrorStream())) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    synchronized (stderr) {
-                        stderr.addLast(line);
-                        if (stderr.size() > TAIL) {
-                            stderr.removeFirst();
-                        }
-                    }
-                }
-            } catch (IOException e) {
-                // Nothing more to keep.
-            }
-        });
     }
 
     private static BufferedReader reader(java.io.InputStream in) {
         return new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
     }
 
-    private Thread daemon(String what, Runnable body) {
+    private void daemon(String what, Runnable body) {
         Thread t = new Thread(body, "mechspec-worker-" + what + "-" + process.pid());
         t.setDaemon(true);
         t.start();
-        return t;
     }
 
     void send(String line) throws IOException {
@@ -102,20 +89,17 @@ final class WorkerProcess {
         return "still running";
     }
 
-    /** The last lines of stderr, joined with " | ", or "(no stderr)". */
+    /** The last {@code n} lines of stderr, joined with " | ", or "(no stderr)". */
     String stderrTail(int n) {
-        if (!process.isAlive()) {
-            try {
-                stderrReader.join(1000); // a process that just died may still have its last words in the pipe
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
-        synchronized (stderr) {
-            if (stderr.isEmpty()) {
-                return "(no stderr)";
-            }
-            return String.join(" | ", stderr.stream().skip(Math.max(0, stderr.size() - n)).toList());
+        try (java.io.RandomAccessFile f = new java.io.RandomAccessFile(stderr.toFile(), "r")) {
+            long from = Math.max(0, f.length() - TAIL_BYTES);
+            byte[] end = new byte[(int) (f.length() - from)];
+            f.seek(from);
+            f.readFully(end);
+            List<String> tail = new String(end, StandardCharsets.UTF_8).lines().filter(l -> !l.isBlank()).toList();
+            return tail.isEmpty() ? "(no stderr)" : String.join(" | ", tail.subList(Math.max(0, tail.size() - n), tail.size()));
+        } catch (IOException e) {
+            return "(stderr unreadable: " + e.getMessage() + ")";
         }
     }
 

@@ -36,16 +36,13 @@ class WorkerProtocolTest {
 
     @Test
     void aWellBehavedCallReturnsTheWorkersTensors() {
-        Implementation impl = start("fine", 30_000);
-        try {
+        try (Implementation impl = start("fine", 30_000)) {
             assertThat(impl.id()).isEqualTo("misbehaving");
             double[] expected = new double[X.length];
             for (int i = 0; i < X.length; i++) {
                 expected[i] = org.mechspec.compute.HalfFloat.roundToHalf(X[i]);
             }
             assertThat(roundToHalf(impl).run().f64("y")).containsExactly(expected);
-        } finally {
-            impl.close();
         }
     }
 
@@ -57,6 +54,9 @@ class WorkerProtocolTest {
     void aBadHandshakeIsOneLineAndStartsNothing(String mode, String message) {
         assertThatThrownBy(() -> start(mode, 30_000)).isInstanceOf(WorkerException.class).hasMessageContaining(message)
                 .hasMessageNotContaining("\n");
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive)
+                .map(h -> h.info().commandLine().orElse("")).filter(c -> c.contains("misbehaving_worker.py " + mode)))
+                .as("no worker of the refused handshake is left").isEmpty();
     }
 
     @ParameterizedTest
@@ -69,23 +69,17 @@ class WorkerProtocolTest {
         "no-file | replied but wrote no ",
         "error   | reported internal: CUDA out of memory"})
     void aBadReplyFailsTheCallNamingTheOperationTensorAndIndex(String mode, String message) {
-        Implementation impl = start(mode, 30_000);
-        try {
+        try (Implementation impl = start(mode, 30_000)) {
             assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class)
                     .hasMessageStartingWith("worker misbehaving: round_to_half").hasMessageContaining(message).hasMessageNotContaining("\n");
-        } finally {
-            impl.close();
         }
     }
 
     @Test
     void anInvalidArgumentIsTheSameErrorMechspecsOwnCodeGives() {
-        Implementation impl = start("invalid", 30_000);
-        try {
+        try (Implementation impl = start("invalid", 30_000)) {
             assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(IllegalArgumentException.class)
                     .hasMessageContaining("reported invalid_argument: x must be 2-D");
-        } finally {
-            impl.close();
         }
     }
 
@@ -96,25 +90,28 @@ class WorkerProtocolTest {
         "garbage      | stdout line is not JSON: loading weights... 100%",
         "wrong-id     | expected the reply to request 1, got: {\"id\": 2}"})
     void aCrashHangOrGarbageFailsTheCallWithStderrAndTheNextCallRestartsIt(String mode, String message) {
-        Implementation impl = start(mode, 2_000);
-        try {
+        try (Implementation impl = start(mode, 2_000)) {
             long first = impl.pid();
             assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class).hasMessageContaining(message);
             assertThat(ProcessHandle.of(first).map(ProcessHandle::isAlive)).as("the faulty worker is stopped").isNotEqualTo(Optional.of(true));
             if (mode.endsWith("-once")) {
                 assertThat(roundToHalf(impl).run().f64("y")).hasSize(X.length);
                 assertThat(impl.pid()).as("a new process").isNotEqualTo(first).isPositive();
+            } else {
+                // Restarted, it passes the handshake again and commits the same fault on the next call.
+                assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class)
+                        .hasMessageContaining(message.replaceAll("request 1, got.*", "request 2")); // ids go on counting
             }
-        } finally {
-            impl.close();
         }
     }
 
     @Test
     void stoppingKillsEverythingTheWorkerStartedAndRemovesItsFolder() throws Exception {
         Implementation impl = start("child", 30_000);
-        List<ProcessHandle> tree = ProcessHandle.of(impl.pid()).orElseThrow().descendants().toList();
-        assertThat(tree).as("the worker and its sleeping child").isNotEmpty();
+        ProcessHandle root = ProcessHandle.of(impl.pid()).orElseThrow();
+        List<ProcessHandle> tree = new java.util.ArrayList<>(root.descendants().toList());
+        assertThat(tree).as("the worker's sleeping child").isNotEmpty();
+        tree.add(root);
         impl.close();
         for (ProcessHandle p : tree) {
             p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
