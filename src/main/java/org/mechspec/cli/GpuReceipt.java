@@ -37,7 +37,8 @@ final class GpuReceipt {
         r.put("commit", SourceFingerprints.recorded().commit());
         r.put("finished_utc", Instant.now().toString());
         r.put("device", cuda.device());
-        r.set("device_provenance", json.valueToTree(cuda.provenance()));
+        ObjectNode provenance = json.valueToTree(cuda.provenance());
+        r.set("device_provenance", provenance);
         ObjectNode counts = r.putObject("contracts");
         counts.put("passed", passed);
         counts.put("failed", failed);
@@ -51,6 +52,11 @@ final class GpuReceipt {
             }
             for (Path f : files) {
                 artifacts.put(f.getFileName().toString(), DataFiles.sha256(Files.readAllBytes(f)));
+                // The images each paper's process loaded (a per-paper run loads none in this one).
+                com.fasterxml.jackson.databind.JsonNode images = json.readTree(f.toFile()).path("mechspec").path("device_provenance").path("images");
+                if (images.isObject()) {
+                    provenance.withObject("/images").setAll((ObjectNode) images);
+                }
             }
         }
         Path file = out.resolve(FILE);

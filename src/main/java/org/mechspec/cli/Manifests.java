@@ -29,6 +29,12 @@ final class Manifests {
         this.origin = origin;
     }
 
+    /** The manifests the contracts read: {@code -Dmechspec.contracts.dir} when set, else the classpath's. */
+    static Manifests contracts() {
+        String dir = System.getProperty("mechspec.contracts.dir", "");
+        return dir.isBlank() ? classpath() : folder(Path.of(dir));
+    }
+
     static Manifests from(Path dirOrNull) {
         return dirOrNull == null ? classpath() : folder(dirOrNull);
     }

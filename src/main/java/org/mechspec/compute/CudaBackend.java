@@ -9,7 +9,6 @@ import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
-import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxReset;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
@@ -40,8 +39,10 @@ import org.mechspec.data.DataFiles;
 /**
  * The CUDA backend: JCuda's driver API over the fatbins nvcc built from {@code src/main/cuda}. Every output buffer
  * is poisoned (all bytes 0xFF, a NaN pattern) before a launch, so an element a kernel forgot to write shows up as
- * NaN in the differential contracts. A kernel fault (an illegal address, a failed launch) poisons a CUDA context
- * for good; the backend then resets the primary context, so the failure stays with the call that caused it.
+ * NaN in the differential contracts. A kernel fault (an illegal address, a failed launch) is sticky: CUDA's
+ * documentation says the process must end before CUDA can be used again, so there is no reset. The faulting call fails
+ * naming its kernel, and every later call in this process fails at once naming that first fault (a run isolates papers
+ * in processes of their own for this). Every launch and copy is counted ({@link #work()}).
  */
 public final class CudaBackend implements Backend {
     private static final int THREADS = 128;
@@ -59,8 +60,15 @@ public final class CudaBackend implements Backend {
     private final Map<String, CUmodule> modules = new HashMap<>();
     private final Map<String, String> failedModules = new HashMap<>();
     private final Map<String, Map<String, String>> loadedImages = new TreeMap<>();
-    /** Increases with every context reset; buffers of an older generation went with the old context. */
-    private int generation;
+    /** The first sticky fault, after which nothing more is asked of the device in this process; null while usable. */
+    private String fault;
+    private final Map<String, Long> launches = new TreeMap<>();
+    private long bytesToDevice;
+    private long bytesFromDevice;
+    private double deviceMs;
+    /** Events around each synchronous launch, for its device time; null where the driver would not make them. */
+    private CUevent launchStart;
+    private CUevent launchStop;
 
     private CudaBackend(CudaDevice info) {
         this.info = info;
@@ -127,7 +135,7 @@ public final class CudaBackend implements Backend {
             CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.DOUBLE);
             launchAttention("attention_f64", s, attentionArgs(s, dq, dk, dv, db, dout).f64(s.scale()).i32(s.causal() ? 1 : 0),
                     Sizeof.DOUBLE);
-            cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * Sizeof.DOUBLE);
+            download(Pointer.to(out), dout, (long) out.length * Sizeof.DOUBLE);
         }
         return out;
     }
@@ -145,7 +153,7 @@ public final class CudaBackend implements Backend {
             CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.FLOAT);
             launchAttention("attention_f32", s,
                     attentionArgs(s, dq, dk, dv, db, dout).f32((float) s.scale()).i32(s.causal() ? 1 : 0), Sizeof.FLOAT);
-            cuMemcpyDtoH(Pointer.to(out), dout, (long) out.length * Sizeof.FLOAT);
+            download(Pointer.to(out), dout, (long) out.length * Sizeof.FLOAT);
         }
         return out;
     }
@@ -170,7 +178,7 @@ public final class CudaBackend implements Backend {
             CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.DOUBLE);
             CUdeviceptr dout = buf.poisoned((long) x.length * Sizeof.DOUBLE);
             launch(module, name, (x.length + 255) / 256, 256, 0, new KernelArgs().ptr(dx).ptr(dout).i32(x.length));
-            cuMemcpyDtoH(Pointer.to(out), dout, (long) x.length * Sizeof.DOUBLE);
+            download(Pointer.to(out), dout, (long) x.length * Sizeof.DOUBLE);
         }
         return out;
     }
@@ -200,20 +208,56 @@ public final class CudaBackend implements Backend {
     }
 
     /**
-     * Launches {@code module/kernel} on a 1-D grid and waits for it. A fault resets the context (see the class
-     * comment) and comes back as an exception naming the kernel.
+     * Launches {@code module/kernel} on a 1-D grid and waits for it; a fault comes back as an exception naming the
+     * kernel (and ends this process's CUDA work, see the class comment). Its device time is counted in {@link #work()}.
      */
     public synchronized void launch(String module, String kernel, int blocks, int threads, int sharedBytes, KernelArgs args) {
         CUfunction f = function(module, kernel);
+        String what = "CUDA kernel " + module + "/" + kernel + " (" + blocks + " blocks × " + threads + " threads, " + sharedBytes
+                + " B shared, " + args.count() + " arguments)";
         try {
+            boolean timed = launchEvents();
+            if (timed) {
+                cuEventRecord(launchStart, null);
+            }
             cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, sharedBytes, null, null, args.extra());
+            launches.merge(module + "/" + kernel, 1L, Long::sum);
+            if (timed) {
+                cuEventRecord(launchStop, null);
+            }
             cuCtxSynchronize();
+            if (timed) {
+                float[] ms = new float[1];
+                cuEventElapsedTime(ms, launchStart, launchStop);
+                deviceMs += ms[0];
+            } else {
+                deviceMs = Double.NaN;
+            }
         } catch (CudaException e) {
-            boolean reset = resetIfSticky(e);
-            throw new IllegalStateException("CUDA kernel " + module + "/" + kernel + " (" + blocks + " blocks × " + threads
-                    + " threads, " + sharedBytes + " B shared, " + args.count() + " arguments) failed: " + e.getMessage()
-                    + (reset ? "; the CUDA context was reset" : ""), e);
+            throw failure(what, e);
         }
+    }
+
+    /** Makes the two launch events once; false (and no device time from here on) where the driver refuses them. */
+    private boolean launchEvents() {
+        if (launchStart == null) {
+            CUevent start = new CUevent();
+            CUevent stop = new CUevent();
+            try {
+                cuEventCreate(start, 0);
+            } catch (CudaException e) {
+                return false;
+            }
+            try {
+                cuEventCreate(stop, 0);
+            } catch (CudaException e) {
+                cuEventDestroy(start); // the first event must not outlive a failed second
+                return false;
+            }
+            launchStart = start;
+            launchStop = stop;
+        }
+        return true;
     }
 
     /**
@@ -221,14 +265,21 @@ public final class CudaBackend implements Backend {
      * next synchronization, which {@link #elapsedMs} does.
      */
     public synchronized void enqueue(String module, String kernel, int blocks, int threads, int sharedBytes, KernelArgs args) {
-        cuLaunchKernel(function(module, kernel), blocks, 1, 1, threads, 1, 1, sharedBytes, null, null, args.extra());
+        CUfunction f = function(module, kernel);
+        try {
+            cuLaunchKernel(f, blocks, 1, 1, threads, 1, 1, sharedBytes, null, null, args.extra());
+            launches.merge(module + "/" + kernel, 1L, Long::sum);
+        } catch (CudaException e) {
+            throw failure("CUDA kernel " + module + "/" + kernel + " (enqueued)", e);
+        }
     }
 
     /**
      * Device milliseconds of what {@code launches} enqueues, between two events on the default stream. Waits for
-     * the work; a fault resets the context as {@link #launch} does.
+     * the work; a fault fails it as {@link #launch} does.
      */
     public synchronized double elapsedMs(Runnable launches) {
+        requireUsable();
         cuCtxSetCurrent(context);
         CUevent start = new CUevent();
         CUevent stop = new CUevent();
@@ -239,7 +290,6 @@ public final class CudaBackend implements Backend {
             cuEventDestroy(start); // the first event must not outlive a failed second
             throw e;
         }
-        int born = generation;
         try {
             cuEventRecord(start, null);
             launches.run();
@@ -247,16 +297,42 @@ public final class CudaBackend implements Backend {
             cuEventSynchronize(stop);
             float[] ms = new float[1];
             cuEventElapsedTime(ms, start, stop);
+            deviceMs += ms[0];
             return ms[0];
         } catch (CudaException e) {
-            boolean reset = resetIfSticky(e);
-            throw new IllegalStateException("timed CUDA launches failed: " + e.getMessage()
-                    + (reset ? "; the CUDA context was reset" : ""), e);
+            throw failure("timed CUDA launches", e);
         } finally {
-            if (born == generation) {   // a reset took the events with the old context
+            if (fault == null) { // after a sticky fault the driver answers nothing more, destroy included
                 cuEventDestroy(start);
                 cuEventDestroy(stop);
             }
+        }
+    }
+
+    /** Every launch and copy so far in this process (subtract two snapshots with {@link DeviceWork#since}). */
+    public synchronized DeviceWork work() {
+        return new DeviceWork(launches, bytesToDevice, bytesFromDevice, deviceMs);
+    }
+
+    /** Copies {@code bytes} from the device to {@code host}, counted in {@link #work()}. */
+    public synchronized void download(Pointer host, CUdeviceptr device, long bytes) {
+        requireUsable();
+        try {
+            cuMemcpyDtoH(host, device, bytes);
+            bytesFromDevice += bytes;
+        } catch (CudaException e) {
+            throw failure("cuMemcpyDtoH of " + bytes + " bytes", e);
+        }
+    }
+
+    /** Copies {@code bytes} from {@code host} to the device, counted in {@link #work()}. */
+    public synchronized void upload(CUdeviceptr device, Pointer host, long bytes) {
+        requireUsable();
+        try {
+            cuMemcpyHtoD(device, host, bytes);
+            bytesToDevice += bytes;
+        } catch (CudaException e) {
+            throw failure("cuMemcpyHtoD of " + bytes + " bytes", e);
         }
     }
 
@@ -283,6 +359,7 @@ public final class CudaBackend implements Backend {
 
     /** A kernel of {@code <module>.fatbin} (main kernels, or test kernels on the test classpath). */
     public synchronized CUfunction function(String module, String name) {
+        requireUsable();
         cuCtxSetCurrent(context);
         CUmodule m = module(module);
         CUfunction f = new CUfunction();
@@ -309,8 +386,8 @@ public final class CudaBackend implements Backend {
         try {
             cuModuleLoadData(m, image);
         } catch (CudaException e) {
-            if (resetIfSticky(e)) {
-                throw new IllegalStateException("CUDA context was broken when loading " + module + ": " + e.getMessage(), e);
+            if (sticky(e)) {
+                throw failure("loading " + module + ".fatbin", e);
             }
             String why = CudaDriverProbe.loadFailure(module, e.getMessage(), info.driverVersion());
             failedModules.put(module, why);
@@ -325,57 +402,92 @@ public final class CudaBackend implements Backend {
         return m;
     }
 
-    /** After a sticky error: reset the primary context (freeing its memory and modules) and make it current again. */
-    private boolean resetIfSticky(CudaException e) {
+    /** True for the errors after which a context is unusable until the process ends (CUDA driver API documentation). */
+    private static boolean sticky(CudaException e) {
         String message = String.valueOf(e.getMessage());
-        if (STICKY.stream().noneMatch(message::contains)) {
-            return false;
+        return STICKY.stream().anyMatch(message::contains);
+    }
+
+    /**
+     * The exception for a failed driver call {@code what}; a sticky error becomes this process's fault, which every
+     * later call names ({@link #requireUsable}).
+     */
+    private IllegalStateException failure(String what, CudaException e) {
+        if (!sticky(e)) {
+            return new IllegalStateException(what + " failed: " + e.getMessage(), e);
         }
-        modules.clear();
-        generation++;
-        cuDevicePrimaryCtxReset(device);
-        cuCtxSetCurrent(context);
-        return true;
+        if (fault == null) {
+            fault = what + " failed: " + e.getMessage();
+        }
+        return new IllegalStateException(what + " failed: " + e.getMessage() + "; a sticky error, so CUDA is unusable in this"
+                + " process from here on (CUDA's documentation: the process must end)", e);
+    }
+
+    /** Fails at once, naming the first fault, when an earlier call left this process's CUDA unusable. */
+    private void requireUsable() {
+        if (fault != null) {
+            throw new IllegalStateException("CUDA is unusable in this process since " + fault + " (sticky; a new process is"
+                    + " needed); nothing was sent to the device");
+        }
+    }
+
+    /** Why CUDA is unusable in this process (its first sticky fault), or null while it is usable. */
+    public synchronized String fault() {
+        return fault;
     }
 
     /**
      * Device allocations freed together; outputs start poisoned. Closing frees every allocation even when one free
-     * fails, then reports the failures; after a context reset there is nothing left to free.
+     * fails, then reports the failures; after a sticky fault nothing is freed (the driver answers nothing more, and the
+     * memory goes with the process).
      */
     public final class DeviceBuffers implements AutoCloseable {
         private final List<CUdeviceptr> owned = new ArrayList<>();
-        private final int born;
 
         public DeviceBuffers() {
             synchronized (CudaBackend.this) {
+                requireUsable();
                 cuCtxSetCurrent(context);
-                born = generation;
             }
         }
 
         public CUdeviceptr upload(Pointer host, long bytes) {
             CUdeviceptr p = alloc(bytes);
-            cuMemcpyHtoD(p, host, bytes);
+            CudaBackend.this.upload(p, host, bytes);
             return p;
         }
 
         public CUdeviceptr poisoned(long bytes) {
             CUdeviceptr p = alloc(bytes);
-            cuMemsetD8(p, (byte) 0xFF, bytes);
+            synchronized (CudaBackend.this) {
+                try {
+                    cuMemsetD8(p, (byte) 0xFF, bytes);
+                } catch (CudaException e) {
+                    throw failure("cuMemsetD8 of " + bytes + " bytes", e);
+                }
+            }
             return p;
         }
 
         private CUdeviceptr alloc(long bytes) {
-            CUdeviceptr p = DeviceMemory.allocation();
-            cuMemAlloc(p, Math.max(bytes, 1));
-            owned.add(p);
-            return p;
+            synchronized (CudaBackend.this) {
+                requireUsable();
+                CUdeviceptr p = DeviceMemory.allocation();
+                try {
+                    cuMemAlloc(p, Math.max(bytes, 1));
+                } catch (CudaException e) {
+                    throw failure("cuMemAlloc of " + bytes + " bytes", e);
+                }
+                owned.add(p);
+                return p;
+            }
         }
 
         @Override
         public void close() {
             synchronized (CudaBackend.this) {
-                if (born != generation) {
+                if (fault != null) {
+                    owned.clear();
                     return;
                 }
                 List<String> failures = new ArrayList<>();
@@ -390,9 +502,8 @@ public final class CudaBackend implements Backend {
                 }
                 owned.clear();
                 if (first != null) {
-                    boolean reset = resetIfSticky(first);
-                    throw new IllegalStateException("cuMemFree failed for " + failures.size() + " device buffer(s): " + failures
-                            + (reset ? "; the CUDA context was reset" : ""), first);
+                    failure("cuMemFree", first); // a sticky error here still ends this process's CUDA work
+                    throw new IllegalStateException("cuMemFree failed for " + failures.size() + " device buffer(s): " + failures, first);
                 }
             }
         }

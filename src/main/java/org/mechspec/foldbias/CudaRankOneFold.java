@@ -1,6 +1,5 @@
 package org.mechspec.foldbias;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
 import jcuda.Sizeof;
@@ -26,7 +25,7 @@ final class CudaRankOneFold implements RankOneFold {
                 CUdeviceptr dout = buf.poisoned((long) count * Sizeof.DOUBLE);
                 cuda.launch("foldbias", "fold_rank_one_f64", (count + THREADS - 1) / THREADS, THREADS, 0,
                         new KernelArgs().ptr(dk).ptr(db).ptr(du).ptr(dout).i32(t).i32(d));
-                cuMemcpyDtoH(Pointer.to(out), dout, (long) count * Sizeof.DOUBLE);
+                cuda.download(Pointer.to(out), dout, (long) count * Sizeof.DOUBLE);
             }
         }
         return out;

@@ -1,6 +1,5 @@
 package org.mechspec.oal;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import jcuda.Pointer;
 import jcuda.Sizeof;
@@ -100,8 +99,8 @@ public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAtte
                 CUdeviceptr dden = buf.poisoned(denBytes);
                 CUdeviceptr dstate = recurrent ? buf.poisoned(stateElements(s) * e) : null;
                 launch(kernel, s, dq, dk, dv, dg, dm, dout, dden, dstate, scalars, e);
-                cuMemcpyDtoH(outHost, dout, outBytes);
-                cuMemcpyDtoH(denHost, dden, denBytes);
+                cuda.download(outHost, dout, outBytes);
+                cuda.download(denHost, dden, denBytes);
             }
         }
     }

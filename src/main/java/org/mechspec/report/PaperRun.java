@@ -18,6 +18,12 @@ import org.mechspec.data.DataFiles;
  */
 public final class PaperRun {
     static final ObjectMapper JSON = new ObjectMapper();
+    /** Runtime figures of the device work a seed's checks did on CUDA; each check adds its own, so they are summed. */
+    public static final String KERNEL_LAUNCHES = "cuda_kernel_launches";
+    public static final String BYTES_TO_DEVICE = "cuda_bytes_to_device";
+    public static final String BYTES_FROM_DEVICE = "cuda_bytes_from_device";
+    public static final String DEVICE_MS = "cuda_device_ms";
+    private static final java.util.Set<String> SUMMED = java.util.Set.of(KERNEL_LAUNCHES, BYTES_TO_DEVICE, BYTES_FROM_DEVICE, DEVICE_MS);
 
     public final String paper;
     public final String backend;
@@ -68,7 +74,7 @@ public final class PaperRun {
         }
         SeedRecord r = seed(entry.get("seed").asLong());
         entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
-        entry.path("runtime").fields().forEachRemaining(e -> r.runtime.put(e.getKey(), value(e.getValue())));
+        entry.path("runtime").fields().forEachRemaining(e -> putRuntime(r.runtime, e.getKey(), value(e.getValue())));
         entry.path("datasets").fields().forEachRemaining(e -> r.datasets.put(e.getKey(), e.getValue().asText()));
         r.outcome(entry.get("check").asText(), passed);
     }
@@ -82,6 +88,15 @@ public final class PaperRun {
                 into.set(e.getKey(), e.getValue().deepCopy());
             }
         });
+    }
+
+    private static void putRuntime(Map<String, Object> runtime, String name, Object value) {
+        Object previous = runtime.get(name);
+        if (SUMMED.contains(name) && previous instanceof Number a && value instanceof Number b) {
+            runtime.put(name, a instanceof Long && b instanceof Long ? (Object) (a.longValue() + b.longValue()) : (Object) (a.doubleValue() + b.doubleValue()));
+        } else {
+            runtime.put(name, value);
+        }
     }
 
     private static void putMetric(Map<String, Object> metrics, String name, JsonNode v) {

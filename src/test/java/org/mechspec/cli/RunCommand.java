@@ -87,6 +87,8 @@ final class RunCommand implements Callable<Integer> {
     /** What discovery scans and leaves out; tests narrow these to run their own fixture contracts. */
     String scanPackage = "org.mechspec";
     List<String> excludedTags = List.of("launcher-fixture");
+    /** The main class (and arguments) that runs one paper in a JVM of its own on CUDA ({@link PaperProcesses}). */
+    List<String> childCommand = List.of(Main.class.getName(), "run");
 
     @Override
     public Integer call() {
@@ -102,6 +104,11 @@ final class RunCommand implements Callable<Integer> {
             OutputFolder.create(out);
         } catch (java.io.IOException e) {
             throw InputException.cannotWrite(out, e);
+        }
+        List<String> selected = papers.isEmpty() ? Manifests.contracts().papers() : papers;
+        boolean cuda = backend.startsWith("cuda") || backend.equals("auto") && org.mechspec.compute.DeviceProbe.unavailableReason() == null;
+        if (cuda && selected.size() > 1) {
+            return paperByPaper(selected, stdout, stderr);
         }
         Map<String, String> properties = new HashMap<>();
         properties.put("mechspec.backend", backend);
@@ -146,8 +153,41 @@ final class RunCommand implements Callable<Integer> {
         if (implementation != null) {
             return failed > 0 || !errors.isEmpty() ? ExitCodes.FINDINGS : ExitCodes.OK; // an outside implementation earns no GPU receipt
         }
+        return finish(failed, s.getTestsSucceededCount(), skipped, errors, stdout, stderr);
+    }
+
+    /** Each paper in a JVM of its own, so a sticky kernel fault in one leaves the others' CUDA contracts running. */
+    private int paperByPaper(List<String> selected, PrintWriter stdout, PrintWriter stderr) {
+        List<String> options = new ArrayList<>(List.of("--backend", backend));
+        if (!seeds.isBlank()) {
+            options.addAll(List.of("--seeds", seeds));
+        }
+        if (quiet) {
+            options.add("--quiet");
+        }
+        if (dataDir != null) {
+            options.addAll(List.of("--data-dir", dataDir.toAbsolutePath().toString()));
+        }
+        if (checkpoint != null) {
+            options.addAll(List.of("--checkpoint", checkpoint.toAbsolutePath().toString()));
+        }
+        stdout.println("[mechspec] CUDA: each paper runs in a process of its own (" + String.join(", ", selected) + ")");
+        PaperProcesses run = new PaperProcesses();
         try {
-            Path receipt = GpuReceipt.write(out.toAbsolutePath(), backend, s.getTestsSucceededCount(), failed, skipped);
+            run.run(childCommand, selected, options, out.toAbsolutePath(), stdout);
+        } catch (java.io.IOException | RuntimeException e) {
+            run.errors.add("the per-paper run did not finish: " + e.getMessage());
+        }
+        stdout.println("contracts: " + run.passed + " passed, " + run.failed + " failed, " + run.skipped + " skipped");
+        stdout.flush();
+        run.errors.forEach(e -> stderr.println("mechspec: " + e));
+        return finish(run.failed, run.passed, run.skipped, run.errors, stdout, stderr);
+    }
+
+    /** The GPU receipt (a real GPU, every contract counted) and the exit code. */
+    private int finish(long failed, long passed, long skipped, List<String> errors, PrintWriter stdout, PrintWriter stderr) {
+        try {
+            Path receipt = GpuReceipt.write(out.toAbsolutePath(), backend, passed, failed, skipped);
             if (receipt != null) {
                 stdout.println("GPU receipt: " + receipt);
             }
@@ -174,7 +214,7 @@ final class RunCommand implements Callable<Integer> {
         if (repeated != null) {
             throw new ParameterException(spec.commandLine(), "--paper " + repeated + " is given more than once");
         }
-        Manifests manifests = Manifests.classpath();
+        Manifests manifests = Manifests.contracts();
         List<String> known = manifests.papers();
         for (String p : papers) {
             if (!known.contains(p)) {

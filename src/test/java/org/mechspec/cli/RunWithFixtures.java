@@ -11,6 +11,7 @@ final class RunWithFixtures {
         RunCommand run = new RunCommand();
         run.scanPackage = "org.mechspec.cli";
         run.excludedTags = java.util.List.of();
+        run.childCommand = java.util.List.of(RunWithFixtures.class.getName());
         System.exit(new CommandLine(run).execute(args));
     }
 }

@@ -63,10 +63,7 @@ public final class ReportListener implements TestExecutionListener {
             System.out.println("[mechspec] ERROR " + refusedOut);
             return;
         }
-        clear(outputDir(), "[a-z0-9-]+\\.[a-z0-9-]+\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
-                + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\.") + "|" + ListenerErrors.IMPLEMENTATION_FILE.replace(".", "\\."));
-        clear(Path.of(System.getProperty("allure.results.directory", "target/allure-results")),
-                "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
+        clearStale(outputDir(), Path.of(System.getProperty("allure.results.directory", "target/allure-results")));
         // Whatever -Dgroups selected, a run of contracts in a checkout checks that every declared check has its tests
         // (a bundle or a `mechspec run` elsewhere runs what a checked build already covered).
         contractRun = ContractCoverage.runsAContract(plan);
@@ -77,6 +74,13 @@ public final class ReportListener implements TestExecutionListener {
                 errors.add("contract coverage could not be checked: " + firstLine(e));
             }
         }
+    }
+
+    /** Deletes an earlier run's artifacts and record files in {@code reports} and its results in {@code allureResults}. */
+    public static void clearStale(Path reports, Path allureResults) {
+        clear(reports, "[a-z0-9-]+\\.[a-z0-9-]+\\.json|" + ListenerErrors.FILE.replace(".", "\\.")
+                + "|" + ListenerErrors.MISSING_DATA_FILE.replace(".", "\\.") + "|" + ListenerErrors.IMPLEMENTATION_FILE.replace(".", "\\."));
+        clear(allureResults, "[0-9a-f-]{36}-(result|container|attachment)\\..*|environment\\.properties");
     }
 
     private static void clear(Path dir, String namePattern) {

@@ -47,6 +47,30 @@ final class AllureFigures {
         }
     }
 
+    /**
+     * Says in the pane whether kernels computed what this invocation judged: the CUDA launches of the invocation and of
+     * the seed's shared protocol run it read (measured), or that the figures came from Java on the CPU.
+     */
+    static void deviceWork(SeedRun run) {
+        org.mechspec.compute.DeviceWork own = run.ownWork();
+        if (own == null) {
+            if (run.backend() instanceof org.mechspec.compute.CpuBackend) {
+                Allure.step("Computed by mechspec's Java CPU backend: no device");
+            }
+            return;
+        }
+        org.mechspec.compute.DeviceWork all = run.workBehindFigures();
+        if (all.kernelLaunches() == 0) {
+            Allure.step("No CUDA kernel ran for this result: its figures were computed in Java on the CPU (measured: 0 launches)");
+            return;
+        }
+        StringBuilder kernels = new StringBuilder();
+        all.launches().forEach((k, n) -> kernels.append(kernels.length() == 0 ? "" : ", ").append(k).append(" ×").append(n));
+        Allure.step(String.format(java.util.Locale.ROOT, "CUDA kernels behind this result (measured, this check and the seed's"
+                + " shared protocol run): %d launches (%s); %d bytes to and %d from the device", all.kernelLaunches(), kernels,
+                all.bytesToDevice(), all.bytesFromDevice()));
+    }
+
     static void negativeResult(SeedRun run) {
         for (String sentence : ClaimPolicy.violations(run.manifest(), Map.of(run.seed(), run.metrics()))) {
             Allure.label("tag", "negative result");

@@ -46,6 +46,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         Allure.parameter("backend", run.backend().name());
         Allure.parameter("seed", run.seed());
         Allure.parameter("device", run.backend().device());
+        org.mechspec.compute.DeviceWork before = SeedRun.workSoFar(run.backend());
         try {
             invocation.proceed();
             java.util.List<String> missing = Figures.unrecorded(run.manifest(), run.checkName(), run.metrics());
@@ -54,8 +55,10 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
                         + " was not recorded on seed " + run.seed() + " (" + run.backend().name() + ")");
             }
         } finally {
+            run.deviceWork(SeedRun.workSoFar(run.backend()).since(before));
             String json = run.toJson();
             context.publishReportEntry(SeedRun.ENTRY_KEY, json);
+            AllureFigures.deviceWork(run);
             AllureFigures.steps(run);
             AllureFigures.negativeResult(run);
             Allure.addAttachment("metrics (table)", "text/csv", AllureFigures.table(run), ".csv");

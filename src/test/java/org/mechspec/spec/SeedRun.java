@@ -1,5 +1,9 @@
 package org.mechspec.spec;
 
+import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.DeviceWork;
+import org.mechspec.report.PaperRun;
+
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
@@ -30,6 +34,9 @@ public final class SeedRun {
     private final Map<String, String> datasets = new LinkedHashMap<>();
     private ObjectNode checkpoint;
     private final ExtensionContext.Store launch;
+    /** Device work of the shared values this invocation read that other invocations computed. */
+    private DeviceWork sharedWork = DeviceWork.NONE;
+    private DeviceWork ownWork;
 
     /**
      * @param launch where {@link #shared} values live: the root store of the launch running the contract (so a new
@@ -53,7 +60,19 @@ public final class SeedRun {
             return compute.get();
         }
         String key = manifest.paper() + "/" + backend.name() + "/" + seed + "/" + name;
-        return launch.getOrComputeIfAbsent(key, k -> compute.get(), type);
+        DeviceWork[] measured = {null};
+        T value = launch.getOrComputeIfAbsent(key, k -> {
+            DeviceWork before = workSoFar(backend);
+            T v = compute.get();
+            measured[0] = workSoFar(backend).since(before);
+            return v;
+        }, type);
+        if (measured[0] != null) {
+            launch.put(key + ":device-work", measured[0]);
+        } else { // computed by another check of this seed: its device work is behind these figures too
+            sharedWork = sharedWork.plus(launch.getOrDefault(key + ":device-work", DeviceWork.class, DeviceWork.NONE));
+        }
+        return value;
     }
 
     /**
@@ -99,6 +118,38 @@ public final class SeedRun {
      */
     public <T> T protocol(Class<T> type, java.util.function.BiFunction<Long, Backend, T> protocol) {
         return shared("protocol:" + type.getName(), type, () -> protocol.apply(seed, backend));
+    }
+
+    /** Every launch and copy so far on {@code backend}: CUDA counts them; other backends do no device work. */
+    public static DeviceWork workSoFar(Backend backend) {
+        return backend instanceof CudaBackend cuda ? cuda.work() : DeviceWork.NONE;
+    }
+
+    /**
+     * Records what this invocation did on the device (its own launches, and the protocol's when it ran here) as runtime
+     * figures, summed over a seed's checks in the artifact: CUDA launches, bytes each way, device milliseconds.
+     */
+    void deviceWork(DeviceWork work) {
+        if (!(backend instanceof CudaBackend)) {
+            return;
+        }
+        ownWork = work;
+        runtime.put(PaperRun.KERNEL_LAUNCHES, work.kernelLaunches());
+        runtime.put(PaperRun.BYTES_TO_DEVICE, work.bytesToDevice());
+        runtime.put(PaperRun.BYTES_FROM_DEVICE, work.bytesFromDevice());
+        if (!Double.isNaN(work.deviceMs())) {
+            runtime.put(PaperRun.DEVICE_MS, work.deviceMs());
+        }
+    }
+
+    /** Device work behind this invocation's figures: its own, plus that of shared values other checks of the seed computed. */
+    DeviceWork workBehindFigures() {
+        return ownWork.plus(sharedWork);
+    }
+
+    /** What this invocation itself did on the device (null until it ended, or off CUDA). */
+    DeviceWork ownWork() {
+        return ownWork;
     }
 
     /**
