@@ -64,7 +64,7 @@ class EmulatedRunTest {
         assertThat(Artifacts.read(dir.resolve("out/reports/cudaok.cuda-emulated.json")).at("/per_seed/0/checks").toString())
                 .as("the other paper's CUDA contracts ran, in a fresh process, and passed")
                 .isEqualTo("{\"rounds_on_cuda\":true,\"rounds_again\":true}");
-        assertThat(dir.resolve("out/.papers")).as("the per-paper folders were joined and removed").doesNotExist();
+        assertThat(dir.resolve("out/papers/cudaok/reports/cudaok.cuda-emulated.json")).as("each paper's own folder stays").exists();
         assertThat(Files.readString(dir.resolve("out/summary.md"))).contains("cudaok");
     }
 }

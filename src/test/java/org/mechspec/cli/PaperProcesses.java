@@ -21,12 +21,13 @@ import org.mechspec.report.ListenerErrors;
 /**
  * A CUDA run with one JVM per paper. A kernel fault is sticky: CUDA's documentation says the process must end before
  * CUDA works again, so one paper's fault would fail every later paper's CUDA contracts in a shared process. Each
- * paper runs as {@code mechspec run --paper P} into {@code OUT/.papers/P}, one after another (one device); its lines
- * stream through, then its artifacts, Allure results, plots, summary and error lines join the run's own folder.
+ * paper runs as {@code mechspec run --paper P} into {@code OUT/papers/P}, one after another (one device); its lines
+ * stream through, then its artifacts, Allure results, plots, summary and error lines join the run's own folder. The
+ * paper's folder stays, so the paths its lines name stay true.
  */
 final class PaperProcesses {
     private static final Pattern COUNTS = Pattern.compile("^contracts: (\\d+) passed, (\\d+) failed, (\\d+) skipped$");
-    static final String STAGING = ".papers";
+    static final String STAGING = "papers";
 
     long passed;
     long failed;
@@ -48,14 +49,17 @@ final class PaperProcesses {
             command.addAll(childCommand);
             command.addAll(List.of("--paper", paper, "--out", folder.toString()));
             command.addAll(options);
+            long start = System.nanoTime();
             int code = runStreaming(command, stdout, paper);
+            stdout.printf(java.util.Locale.ROOT, "[mechspec] paper %s: its process took %.1f s (exit %d)%n", paper,
+                    (System.nanoTime() - start) / 1e9, code);
             if (code != ExitCodes.OK && code != ExitCodes.FINDINGS) {
                 errors.add("paper " + paper + ": its process ended with exit code " + code + " (its lines are above)");
             }
             join(paper, folder, out, summaries);
         }
-        AtomicFiles.write(out.resolve("summary.md"), "# mechspec run: one process per paper on CUDA\n\n" + String.join("\n", summaries));
-        deleteTree(staging);
+        AtomicFiles.write(out.resolve("summary.md"), "# mechspec run: one process per paper on CUDA (each paper's own folder: "
+                + STAGING + "/)\n\n" + String.join("\n", summaries));
     }
 
     /** The JVM this one runs in, with its heap and mechspec.* properties (e.g. a contracts folder), and its class path. */

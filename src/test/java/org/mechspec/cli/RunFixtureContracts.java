@@ -9,6 +9,7 @@ import org.mechspec.spec.Seeded;
 
 /** Contracts for {@link RunCommandTest}'s failing run; only {@link RunWithFixtures} runs them. */
 @Tag("launcher-fixture")
+@Tag("clifixture")
 class RunFixtureContracts {
     static final String MANIFEST = """
             {"paper": "clifixture", "title": "run fixture", "seeds": [42, 43], "dataset": {}, "protocol": {}, "claim_policy": {},
