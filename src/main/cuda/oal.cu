@@ -8,24 +8,52 @@
 
 #define OAL_MAX_SIDE 9
 
-// eps + phi·M·phi, phi = [1, z]; qs is q already scaled by 1/sqrt(d).
+// The members of each group in ascending index order (group a's are members[start[a] .. start[a + 1])), built
+// once per block, so that phi below is summed over constant indices and stays in registers: accumulating
+// phi[1 + grp[i]] indexes it at run time, which puts it in local memory.
+__device__ inline void oal_group_members(const int* grp, int d, int G, int* members, int* start) {
+    if (threadIdx.x == 0) {
+        int p = 0;
+        for (int a = 0; a < G; a++) {
+            start[a] = p;
+            for (int i = 0; i < d; i++) {
+                if (grp[i] == a) members[p++] = i;
+            }
+        }
+        start[G] = p;
+    }
+}
+
+// eps + phi·M·phi, phi = [1, z]; qs is q already scaled by 1/sqrt(d). Each z_g sums its members in ascending i, as
+// the CPU twin does.
 template <typename T>
-__device__ T oal_similarity(const T* qs, const T* krow, const int* grp, const T* mh, int d, int side, T eps) {
+__device__ T oal_similarity(const T* qs, const T* krow, const int* members, const int* start, const T* mh, int side, T eps) {
     T phi[OAL_MAX_SIDE];
-    for (int a = 0; a < side; a++) phi[a] = (T) 0;
-    phi[0] = (T) 1;
-    for (int i = 0; i < d; i++) phi[1 + grp[i]] += qs[i] * krow[i];
+#pragma unroll
+    for (int a = 0; a < OAL_MAX_SIDE; a++) {
+        T z = a == 0 ? (T) 1 : (T) 0;
+        if (a > 0 && a < side) {
+            for (int p = start[a - 1]; p < start[a]; p++) z += qs[members[p]] * krow[members[p]];
+        }
+        phi[a] = z;
+    }
     T quad = 0;
-    for (int a = 0; a < side; a++) {
-        T row = 0;
-        for (int c = 0; c < side; c++) row += mh[a * side + c] * phi[c];
-        quad += phi[a] * row;
+#pragma unroll
+    for (int a = 0; a < OAL_MAX_SIDE; a++) {
+        if (a < side) {
+            T row = 0;
+#pragma unroll
+            for (int c = 0; c < OAL_MAX_SIDE; c++) {
+                if (c < side) row += mh[a * side + c] * phi[c];
+            }
+            quad += phi[a] * row;
+        }
     }
     return eps + quad;
 }
 
 // Dense form: one block per query row (b, t, h); the row of the masked T×T similarity matrix lives in shared memory.
-// Shared memory: T + blockDim.x + d elements.
+// Shared memory: T + blockDim.x + d elements, then d + OAL_MAX_SIDE ints (the group members and their starts).
 template <typename T>
 __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* groups, const T* m, T* out, T* den,
                               int T_, int H, int Hkv, int d, int G, T invSqrtD, T eps) {
@@ -33,6 +61,8 @@ __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* gro
     T* sims = reinterpret_cast<T*>(oal_smem);
     T* scratch = sims + T_;
     T* qs = scratch + blockDim.x;
+    int* members = reinterpret_cast<int*>(qs + d);
+    int* start = members + d;
     int row = blockIdx.x; // (b * T + t) * H + h
     int h = row % H;
     int t = (row / H) % T_;
@@ -40,13 +70,14 @@ __device__ void oal_dense_row(const T* q, const T* k, const T* v, const int* gro
     int g = h / (H / Hkv);
     int side = G + 1;
     for (int i = threadIdx.x; i < d; i += blockDim.x) qs[i] = q[(long) row * d + i] * invSqrtD;
-    __syncthreads();
     const int* grp = groups + h * d;
+    oal_group_members(grp, d, G, members, start);
+    __syncthreads();
     const T* mh = m + h * side * side;
     T local = 0;
     for (int j = threadIdx.x; j < T_; j += blockDim.x) {
         T s = 0;
-        if (j <= t) s = oal_similarity<T>(qs, k + ((long) (b * T_ + j) * Hkv + g) * d, grp, mh, d, side, eps);
+        if (j <= t) s = oal_similarity<T>(qs, k + ((long) (b * T_ + j) * Hkv + g) * d, members, start, mh, side, eps);
         sims[j] = s;
         local += s;
     }

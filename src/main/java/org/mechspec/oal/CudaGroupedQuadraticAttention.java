@@ -14,6 +14,8 @@ import org.mechspec.compute.KernelArgs;
  */
 public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
     private static final int DENSE_THREADS = 128;
+    /** oal.cu's OAL_MAX_SIDE: the length of [1, z] for the most groups a shape allows. */
+    private static final int MAX_SIDE = QuadraticAttentionShape.MAX_GROUPS + 1;
     /** A warp's width: the recurrent kernel gets one thread per value column, rounded up to whole warps. */
     private static final int WARP = 32;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
@@ -119,12 +121,13 @@ public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAtte
         args.i32(s.seqLen()).i32(s.heads()).i32(s.kvHeads()).i32(s.headDim()).i32(s.groupCount());
         scalars.apply(args);
         if (state == null) {
-            if ((long) (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes > MAX_SHARED_BYTES) {
+            // The similarity row, the reduction scratch and the scaled query, then each group's members and starts.
+            long shared = (long) (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes + (long) (s.headDim() + MAX_SIDE) * Sizeof.INT;
+            if (shared > MAX_SHARED_BYTES) {
                 throw new IllegalArgumentException("seqLen " + s.seqLen() + " and headDim " + s.headDim()
                         + " exceed the dense OAL kernel's shared-memory row buffer (" + MAX_SHARED_BYTES + " bytes)");
             }
-            cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), DENSE_THREADS,
-                    (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes, args);
+            cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), DENSE_THREADS, (int) shared, args);
         } else {
             // One thread per column of [v, 1] (headDim + 1 of them): 64 threads left column 65 of a 64-dim head to a
             // second, one-thread pass. Each column's sums run in its own thread, so the count changes no result.
