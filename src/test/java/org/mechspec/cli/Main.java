@@ -14,14 +14,14 @@ import picocli.CommandLine.Spec;
  */
 @Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
         description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
-        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, BenchCommand.class, GpuCheckCommand.class, NewPaper.class, StressCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, BenchCommand.class, GpuCheckCommand.class, SlurmCommand.class, NewPaper.class, StressCommand.class})
 public final class Main implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge, diff, bench, gpu-check, new-paper or stress");
+        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge, diff, bench, gpu-check, slurm, new-paper or stress");
     }
 
     public static void main(String[] args) {
