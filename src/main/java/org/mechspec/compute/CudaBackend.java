@@ -353,6 +353,13 @@ public final class CudaBackend implements Backend {
             }
         }
 
+        /** False once a context reset has freed these buffers with the old context: their pointers must not be used. */
+        public boolean live() {
+            synchronized (CudaBackend.this) {
+                return born == generation;
+            }
+        }
+
         public CUdeviceptr upload(Pointer host, long bytes) {
             CUdeviceptr p = alloc(bytes);
             cuMemcpyHtoD(p, host, bytes);

@@ -8,7 +8,11 @@ import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import org.mechspec.compute.CudaBackend;
 
-/** Device buffers of one call of {@link CudaPackedCacheOps}, or of a cache held by {@link CudaSplitKDecode}. */
+/**
+ * Device buffers freed together: those of one call of {@link CudaPackedCacheOps}, of a decode's own buffers
+ * ({@link CudaSplitKDecode}), of a cache's device copy ({@link CudaCacheCopy}) or of one scratch role
+ * ({@link CudaScratch}).
+ */
 final class CacheBuffers implements AutoCloseable {
     private final CudaBackend.DeviceBuffers owned;
     private final LongConsumer held;
@@ -68,6 +72,16 @@ final class CacheBuffers implements AutoCloseable {
         if (a.length > 0) {
             cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.FLOAT);
         }
+    }
+
+    /** Bytes allocated so far, each buffer at least one byte. */
+    long bytes() {
+        return bytes;
+    }
+
+    /** False once a context reset freed these buffers with the old context. */
+    boolean live() {
+        return owned.live();
     }
 
     private void count(long n) {
