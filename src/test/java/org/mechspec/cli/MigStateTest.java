@@ -2,9 +2,11 @@ package org.mechspec.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The bench's MIG state and when it withholds the fraction of the clock × bus-width peak. */
+@Tag("cli")
 class MigStateTest {
     @Test
     void aSliceIsToldByItsProfileInTheNameOrAMigUuid() {

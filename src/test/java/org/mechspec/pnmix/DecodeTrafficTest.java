@@ -3,9 +3,11 @@ package org.mechspec.pnmix;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The bytes of one split-K decode call, raw and in sectors, on a cache small enough to count by hand. */
+@Tag("pn-mix")
 class DecodeTrafficTest {
     @Test
     void everyBufferOfATinyPackedCacheRoundsUpToWholeSectors() {

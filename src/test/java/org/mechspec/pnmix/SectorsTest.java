@@ -2,9 +2,11 @@ package org.mechspec.pnmix;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The sector count on shapes small enough to count by hand. */
+@Tag("pn-mix")
 class SectorsTest {
     @Test
     void aSectorIsCountedOnceHoweverOftenItIsRead() {

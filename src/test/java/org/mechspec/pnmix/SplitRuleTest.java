@@ -18,6 +18,7 @@ import org.mechspec.spec.FlashRule;
  * SM counts (MECHSPEC_EMU_SM_COUNT, one child JVM each) the chosen splits change and every decode stays within the
  * FlashAttention rule of the split-K contract.
  */
+@Tag("pn-mix")
 class SplitRuleTest {
     private static final int[] SM_COUNTS = {1, 4, 16, 132};
 

@@ -3,9 +3,11 @@ package org.mechspec.pnmix;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /** The bench's rule: enough copies of a cache to hold twice the L2, and no more. */
+@Tag("pn-mix")
 class WorkingSetTest {
     private static final long MIB = 1 << 20;
 
