@@ -1,6 +1,7 @@
 // cuInit, the driver version and the one emulated device's identity and attributes. The clock rates, bus
 // width and similar numbers are fixed fakes that merely look plausible; nothing here measures the host.
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "state.h"
@@ -13,6 +14,13 @@ const char kPciBusId[] = "0000:01:00.0";
 CUresult check_device(CUdevice dev) {
     if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
+}
+
+// MECHSPEC_EMU_SM_COUNT: the multiprocessor count reported (default 4), for host code that sizes launches from it.
+int sm_count() {
+    const char* v = getenv("MECHSPEC_EMU_SM_COUNT");
+    int n = v ? atoi(v) : 0;
+    return n >= 1 && n <= 100000 ? n : 4;
 }
 
 // Value of a CUdevice_attribute, or false for one the emulator does not know.
@@ -33,7 +41,7 @@ bool attribute(int attr, int* value) {
         case 13: *value = 1500000; return true;           // clock rate, kHz (fake)
         case 14: *value = 512; return true;               // texture alignment
         case 15: *value = 1; return true;                 // gpu overlap
-        case 16: *value = 4; return true;                 // multiprocessor count (fake)
+        case 16: *value = sm_count(); return true;        // multiprocessor count (fake; MECHSPEC_EMU_SM_COUNT)
         case 17: *value = 0; return true;                 // kernel exec timeout
         case 18: *value = 0; return true;                 // integrated
         case 19: *value = 1; return true;                 // can map host memory

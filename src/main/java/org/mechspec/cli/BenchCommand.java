@@ -15,7 +15,9 @@ import java.util.concurrent.Callable;
 import jcuda.driver.CUdevice_attribute;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.DeviceProbe;
+import org.mechspec.pnmix.CudaSplitKDecode;
 import org.mechspec.pnmix.DecodeBench;
+import org.mechspec.pnmix.WorkingSet;
 import org.mechspec.report.AtomicFiles;
 import org.mechspec.report.OutputFolder;
 import org.mechspec.report.SourceFingerprints;
@@ -28,11 +30,15 @@ import picocli.CommandLine.Spec;
     "Time one fp32 decode step of the split-K kernels over the pn-mix packed cache",
     "and over an fp16 cache of the same tokens, for a 32q/8kv x128 layer and the",
     "pn-mix protocol's shape, with CUDA events around back-to-back launches after",
-    "warm-up. Reports bytes read per call, GB/s, the device's peak bandwidth",
-    "(memory clock x bus width x 2), the fraction of peak and the packed/fp16 time",
-    "ratio; writes OUT/bench.<device>.json and prints one table. On the emulated",
-    "driver it is a smoke test (1024 tokens, one call) and its figures are",
-    "labelled meaningless. Exit 0 done, 2 no CUDA device or bad options."})
+    "warm-up. Each cache is held in enough device copies to fill twice the L2 and",
+    "the calls take them in turn, so every timed call reads DRAM. Reports the L2",
+    "size, SM count and MIG state, the splits, the bytes per call (raw and in the",
+    "32-byte sectors the kernels touch), GB/s from the sectors, the fraction of the",
+    "peak bandwidth (memory clock x bus width x 2; withheld on a MIG slice or when",
+    "that cannot be told) and the packed/fp16 time ratio; writes",
+    "OUT/bench.<device>.json and prints one table. On the emulated driver it is a",
+    "smoke test (1024 tokens, one call) and its figures are labelled meaningless.",
+    "Exit 0 done, 2 no CUDA device or bad options."})
 final class BenchCommand implements Callable<Integer> {
     /** What the first GPU run is measured against (README, "Decode benchmark"). */
     static final double TARGET_FRACTION_OF_PEAK = 0.70;
@@ -77,7 +83,7 @@ final class BenchCommand implements Callable<Integer> {
         for (int n : lengths) {
             positive("--tokens", n, 1);
         }
-        double peak = cuda.peakMemoryBandwidth();
+        Device device = Device.of(cuda);
 
         List<DecodeBench.Timing> timings = new ArrayList<>();
         for (DecodeBench.Shape shape : DecodeBench.SHAPES) {
@@ -85,21 +91,43 @@ final class BenchCommand implements Callable<Integer> {
                 timings.addAll(DecodeBench.time(cuda, shape, n, w, r, l));
             }
         }
-        ObjectNode report = report(cuda, timings, peak, w, r, l);
-        String device = emulated ? "cuda-emulated" : slug(cuda.device());
+        ObjectNode report = report(cuda, device, timings, w, r, l);
+        String name = emulated ? "cuda-emulated" : slug(cuda.device());
         try {
             OutputFolder.create(out);
         } catch (IOException e) {
             throw InputException.cannotWrite(out, e);
         }
-        Path file = out.resolve("bench." + device + ".json");
+        Path file = out.resolve("bench." + name + ".json");
         AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report) + "\n");
-        printTable(stdout, cuda, timings, peak, emulated);
+        printTable(stdout, cuda, device, timings, emulated);
         stdout.println("wrote " + file);
         return ExitCodes.OK;
     }
 
-    private static ObjectNode report(CudaBackend cuda, List<DecodeBench.Timing> timings, double peak, int warmup, int rounds,
+    /**
+     * What the bench records about the device: SMs and L2 (which size the splits and the working set), MIG state and
+     * the clock × bus-width peak, with the reason when no fraction of it is reported ({@code peakWithheld}).
+     */
+    record Device(int multiprocessors, int l2Bytes, MigState mig, double peak, String peakWithheld) {
+        static Device of(CudaBackend cuda) {
+            MigState mig = MigState.of(cuda.device(), System.getenv("CUDA_VISIBLE_DEVICES"), cuda.info().emulated());
+            double peak = cuda.peakMemoryBandwidth();
+            String withheld = mig.peakWithheld();
+            if (withheld == null && !Double.isFinite(peak)) {
+                withheld = "the driver reports no memory clock or bus width";
+            }
+            return new Device(cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT),
+                    cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE), mig, peak, withheld);
+        }
+
+        /** The fraction of peak a GB/s figure is, or NaN (reported as null) when it is withheld. */
+        double fractionOfPeak(double gbPerSecond) {
+            return peakWithheld == null ? gbPerSecond * 1e9 / peak : Double.NaN;
+        }
+    }
+
+    private static ObjectNode report(CudaBackend cuda, Device device, List<DecodeBench.Timing> timings, int warmup, int rounds,
                                      int launches) {
         ObjectMapper json = new ObjectMapper();
         ObjectNode o = json.createObjectNode();
@@ -114,19 +142,33 @@ final class BenchCommand implements Callable<Integer> {
         dev.put("driver_cuda_version", cuda.info().driverRelease());
         dev.put("compute_capability", cuda.info().computeCapability());
         dev.put("emulated", cuda.info().emulated());
+        dev.put("multiprocessor_count", device.multiprocessors());
+        dev.put("l2_cache_bytes", device.l2Bytes());
+        ObjectNode mig = dev.putObject("mig");
+        mig.put("state", device.mig().state());
+        mig.put("evidence", device.mig().evidence());
         dev.put("memory_clock_khz", cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE));
         dev.put("bus_width_bits", cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH));
-        putNumber(dev, "peak_bandwidth_gb_s", peak / 1e9);
+        putNumber(dev, "peak_bandwidth_gb_s", device.peak() / 1e9);
+        if (device.peakWithheld() != null) {
+            dev.put("fraction_of_peak_withheld", device.peakWithheld());
+        }
         ObjectNode protocol = o.putObject("protocol");
         protocol.put("arithmetic", "fp32 (fp16 cache values, fp32 query)");
         protocol.put("timer", "CUDA events on the default stream around each batch of back-to-back calls (chunk kernel + combine kernel); ms per call = batch time / calls; median and least over the rounds");
         protocol.put("warmup_calls", warmup);
         protocol.put("rounds", rounds);
         protocol.put("calls_per_round", launches);
-        protocol.put("bytes_per_call", "every cache byte once (codes, fp16 scales and zeros, sink and residual; plus the key channels' bit widths and offsets), the query, the split-K partials written and read, the output");
-        protocol.put("peak", "memory clock (kHz) x 1000 x bus width (bits) / 8 x 2 (double data rate), from cuDeviceGetAttribute");
+        protocol.put("working_set", "each cache is uploaded in copies = max(1, ceil(" + WorkingSet.L2_MULTIPLE
+                + " x L2 bytes / device bytes of one copy)) (one copy when the L2 size is unknown); call i reads copy i mod copies, warm-up included, so no timed call finds its cache in L2");
+        protocol.put("splits", "chunk-kernel blocks = KV heads x chunks; chunks per KV head = ceil(" + CudaSplitKDecode.BLOCKS_PER_SM
+                + " x SMs / KV heads), each chunk a whole number of tiles and at least " + CudaSplitKDecode.MIN_TILES_PER_SPLIT
+                + " (so fewer, longer chunks for a short cache)");
+        protocol.put("bytes_per_call", "raw: each byte the two kernels read or write, once (cache codes, scales and zeros, bit widths, offsets, dims, fp16 sink and residual; the query; the split-K partials written and read back; the output). sectors: per device buffer, the distinct 32-byte sectors the kernels' access pattern touches (each KV head's channels of every row, strided metadata included), 32 bytes each; GB/s and the fraction of peak come from the sector bytes");
+        protocol.put("peak", "memory clock (kHz) x 1000 x bus width (bits) / 8 x 2 (double data rate), from cuDeviceGetAttribute; no fraction of it on a MIG slice or when that cannot be told");
         ArrayNode rows = o.putArray("results");
         for (DecodeBench.Timing t : timings) {
+            CudaSplitKDecode.Launch launch = t.launch();
             ObjectNode row = rows.addObject();
             row.put("shape", t.shape().name());
             row.put("query_heads", t.shape().queryHeads());
@@ -135,13 +177,19 @@ final class BenchCommand implements Callable<Integer> {
             row.put("tokens", t.tokens());
             row.put("cache", t.cache());
             row.put("cache_bytes", t.cacheBytes());
-            row.put("bytes_per_call", t.bytesPerCall());
-            row.put("chunk_keys", t.chunkKeys());
-            row.put("tile_keys", t.tileKeys());
+            row.put("copy_device_bytes", launch.cacheDeviceBytes());
+            row.put("copies", t.workingSet().copies());
+            row.put("working_set_bytes", t.workingSet().bytes());
+            row.put("working_set_covers_twice_l2", t.workingSet().coversL2());
+            row.put("splits", launch.splits());
+            row.put("chunk_keys", launch.chunkKeys());
+            row.put("tile_keys", launch.tileKeys());
+            row.put("bytes_per_call_raw", launch.rawBytesPerCall());
+            row.put("bytes_per_call_sectors", launch.sectorBytesPerCall());
             row.put("ms_per_call_median", t.medianMs());
             row.put("ms_per_call_min", t.minMs());
             putNumber(row, "gb_per_s", gbPerSecond(t));
-            putNumber(row, "fraction_of_peak", gbPerSecond(t) * 1e9 / peak);
+            putNumber(row, "fraction_of_peak", device.fractionOfPeak(gbPerSecond(t)));
         }
         ArrayNode ratios = o.putArray("packed_over_fp16_time");
         for (DecodeBench.Timing p : timings) {
@@ -159,15 +207,22 @@ final class BenchCommand implements Callable<Integer> {
         return o;
     }
 
-    private static void printTable(PrintWriter out, CudaBackend cuda, List<DecodeBench.Timing> timings, double peak, boolean emulated) {
-        out.printf(Locale.ROOT, "%s (driver %s, cc %s), peak %.0f GB/s%s%n", cuda.device(), cuda.info().driverRelease(),
-                cuda.info().computeCapability(), peak / 1e9, emulated ? " -- EMULATED: figures are meaningless" : "");
-        out.printf(Locale.ROOT, "%-20s %8s %-6s %12s %10s %9s %8s %13s%n", "shape", "tokens", "cache", "bytes/call", "ms/call",
-                "GB/s", "of peak", "packed/fp16");
+    private static void printTable(PrintWriter out, CudaBackend cuda, Device device, List<DecodeBench.Timing> timings, boolean emulated) {
+        out.printf(Locale.ROOT, "%s (driver %s, cc %s), %d SMs, L2 %.1f MiB, MIG %s, peak %.0f GB/s%s%n", cuda.device(),
+                cuda.info().driverRelease(), cuda.info().computeCapability(), device.multiprocessors(), device.l2Bytes() / 1048576.0,
+                device.mig().state(), device.peak() / 1e9, emulated ? " -- EMULATED: figures are meaningless" : "");
+        if (device.peakWithheld() != null) {
+            out.println("no fraction of peak: " + device.peakWithheld());
+        }
+        out.printf(Locale.ROOT, "%-20s %7s %-6s %6s %9s %6s %12s %12s %10s %9s %8s %11s%n", "shape", "tokens", "cache", "copies",
+                "set MiB", "splits", "sector B", "raw B", "ms/call", "GB/s", "of peak", "packed/fp16");
         for (DecodeBench.Timing t : timings) {
             DecodeBench.Timing f = fp16Of(timings, t);
-            out.printf(Locale.ROOT, "%-20s %8d %-6s %12d %10.4f %9.1f %7.1f%% %13s%n", t.shape().name(), t.tokens(), t.cache(),
-                    t.bytesPerCall(), t.medianMs(), gbPerSecond(t), 100 * gbPerSecond(t) * 1e9 / peak,
+            double fraction = device.fractionOfPeak(gbPerSecond(t));
+            out.printf(Locale.ROOT, "%-20s %7d %-6s %6d %9.1f %6d %12d %12d %10.4f %9.1f %8s %11s%n", t.shape().name(), t.tokens(),
+                    t.cache(), t.workingSet().copies(), t.workingSet().bytes() / 1048576.0, t.launch().splits(),
+                    t.launch().sectorBytesPerCall(), t.launch().rawBytesPerCall(), t.medianMs(), gbPerSecond(t),
+                    Double.isFinite(fraction) ? String.format(Locale.ROOT, "%.1f%%", 100 * fraction) : "n/a",
                     f == null ? "" : String.format(Locale.ROOT, "%.3f", t.medianMs() / f.medianMs()));
         }
     }
@@ -181,8 +236,9 @@ final class BenchCommand implements Callable<Integer> {
                 .findFirst().orElse(null);
     }
 
+    /** GB/s of the sector bytes a call moves, at the median time. */
     private static double gbPerSecond(DecodeBench.Timing t) {
-        return t.bytesPerCall() / (t.medianMs() * 1e-3) / 1e9;
+        return t.launch().sectorBytesPerCall() / (t.medianMs() * 1e-3) / 1e9;
     }
 
     /** JSON has no NaN or infinity: an unknown figure (no peak, a zero time) is null. */

@@ -451,6 +451,23 @@ public final class CudaBackend implements Backend {
             }
         }
 
+        /** False once a sticky fault made this process's CUDA unusable: these pointers must not be used again. */
+        public boolean live() {
+            synchronized (CudaBackend.this) {
+                return fault == null;
+            }
+        }
+
+        /** Copies into one of these buffers (or part of one), counted in {@link #work()}. */
+        public void copyIn(CUdeviceptr device, Pointer host, long bytes) {
+            CudaBackend.this.upload(device, host, bytes);
+        }
+
+        /** Copies out of one of these buffers (or part of one), counted in {@link #work()}. */
+        public void download(Pointer host, CUdeviceptr device, long bytes) {
+            CudaBackend.this.download(host, device, bytes);
+        }
+
         public CUdeviceptr upload(Pointer host, long bytes) {
             CUdeviceptr p = alloc(bytes);
             CudaBackend.this.upload(p, host, bytes);

@@ -21,6 +21,14 @@ public final class KernelArgs {
         return put(8, p == null ? 0L : DeviceMemory.address(p));
     }
 
+    /** A device pointer {@code byteOffset} bytes into an allocation (a buffer placed inside a larger one). */
+    public KernelArgs ptr(CUdeviceptr allocation, long byteOffset) {
+        if (byteOffset < 0) {
+            throw new IllegalArgumentException("a pointer offset must not be negative, got " + byteOffset);
+        }
+        return put(8, DeviceMemory.address(allocation) + byteOffset);
+    }
+
     public KernelArgs i32(int v) {
         align(4);
         buffer.putInt(size, v);

@@ -1,6 +1,5 @@
 package org.mechspec.pnmix;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 
 import java.util.function.LongConsumer;
 import jcuda.Pointer;
@@ -8,7 +7,11 @@ import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import org.mechspec.compute.CudaBackend;
 
-/** Device buffers of one call of {@link CudaPackedCacheOps}, or of a cache held by {@link CudaSplitKDecode}. */
+/**
+ * Device buffers freed together: those of one call of {@link CudaPackedCacheOps}, of a decode's own buffers
+ * ({@link CudaSplitKDecode}), of a cache's device copy ({@link CudaCacheCopy}) or of one scratch role
+ * ({@link CudaScratch}).
+ */
 final class CacheBuffers implements AutoCloseable {
     private final CudaBackend.DeviceBuffers owned;
     private final LongConsumer held;
@@ -48,26 +51,36 @@ final class CacheBuffers implements AutoCloseable {
 
     void download(byte[] a, CUdeviceptr p) {
         if (a.length > 0) {
-            cuMemcpyDtoH(Pointer.to(a), p, a.length);
+            owned.download(Pointer.to(a), p, a.length);
         }
     }
 
     void download(int[] a, CUdeviceptr p) {
         if (a.length > 0) {
-            cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.INT);
+            owned.download(Pointer.to(a), p, (long) a.length * Sizeof.INT);
         }
     }
 
     void download(double[] a, CUdeviceptr p) {
         if (a.length > 0) {
-            cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.DOUBLE);
+            owned.download(Pointer.to(a), p, (long) a.length * Sizeof.DOUBLE);
         }
     }
 
     void download(float[] a, CUdeviceptr p) {
         if (a.length > 0) {
-            cuMemcpyDtoH(Pointer.to(a), p, (long) a.length * Sizeof.FLOAT);
+            owned.download(Pointer.to(a), p, (long) a.length * Sizeof.FLOAT);
         }
+    }
+
+    /** Bytes allocated so far, each buffer at least one byte. */
+    long bytes() {
+        return bytes;
+    }
+
+    /** False once a sticky fault made this process's CUDA unusable: the pointers must not be used again. */
+    boolean live() {
+        return owned.live();
     }
 
     private void count(long n) {

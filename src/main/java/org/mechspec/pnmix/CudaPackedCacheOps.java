@@ -1,8 +1,6 @@
 package org.mechspec.pnmix;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-
-import jcuda.Pointer;
+import java.util.function.Function;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import org.mechspec.compute.BitPacking;
@@ -10,12 +8,16 @@ import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.Finite;
 import org.mechspec.compute.KernelArgs;
 import org.mechspec.compute.OneBitLevels;
+import org.mechspec.pnmix.CudaScratch.Role;
 
 /**
  * {@link PackedCacheOps} on CUDA: the kernels of {@code src/main/cuda/pnmix.cu}. Every output buffer is poisoned
  * (0xFF bytes: NaN for floats, −1 for int codes) before a launch, so an element a kernel forgot to write shows up
- * in the differential contracts. All device buffers of a call are freed when it returns, so the largest single
- * call's allocation is the device peak of a run.
+ * in the differential contracts. Attention and decode keep a cache's sink and groups on the device across calls
+ * ({@link CudaCacheCopies}): a call uploads only what it brings anew (the query, the fp16 residual, the dims) into
+ * reused scratch buffers. Quantize, pack and their inverses free their buffers when they return.
+ * {@link #peakWorkingBytes()} is the most device memory one call's kernel reads and writes: the cache's copy plus
+ * the call's buffers, each at its exact size.
  */
 public final class CudaPackedCacheOps implements PackedCacheOps {
     private static final int THREADS = 128;
@@ -190,18 +192,24 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         int rows = queryHeads * queryLen;
         double[] out = new double[rows * cache.headDim()];
         double[] logits = new double[rows * cache.length()];
-        try (CacheBuffers b = buffers()) {
-            KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
-            CUdeviceptr dq = b.upload(q);
-            CUdeviceptr dOut = b.poisoned(8L * out.length);
-            CUdeviceptr dScores = b.poisoned(8L * logits.length);
-            launchAttention("packed_attention_f64", rows,
-                    args.ptr(dq).ptr(dOut).ptr(dScores).f64(1.0 / Math.sqrt(cache.headDim())), Sizeof.DOUBLE);
-            b.download(out, dOut);
+        onDevice(device -> {
+            CudaScratch s = device.scratch();
+            CacheArgs c = cacheArgs(device, cache, queryHeads, queryLen, causal);
+            KernelArgs args = c.args();
+            CudaSlice dq = s.upload(Role.QUERY, q);
+            CudaSlice dOut = s.poisoned(Role.OUTPUT, 8L * out.length, Sizeof.DOUBLE);
+            CudaSlice dScores = s.poisoned(Role.LOGITS, 8L * logits.length, Sizeof.DOUBLE);
+            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes());
+            dq.into(args);
+            dOut.into(args);
+            dScores.into(args);
+            launchAttention("packed_attention_f64", rows, args.f64(1.0 / Math.sqrt(cache.headDim())), Sizeof.DOUBLE);
+            s.download(out, dOut);
             if (withLogits) {
-                b.download(logits, dScores);
+                s.download(logits, dScores);
             }
-        }
+            return null;
+        });
         return new PackedAttention(out, withLogits ? logits : null);
     }
 
@@ -211,15 +219,21 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         Finite.require("q", q);
         int rows = queryHeads * queryLen;
         float[] out = new float[rows * cache.headDim()];
-        try (CacheBuffers b = buffers()) {
-            KernelArgs args = uploadCache(b, cache, queryHeads, queryLen, causal);
-            CUdeviceptr dq = b.upload(q);
-            CUdeviceptr dOut = b.poisoned(4L * out.length);
-            CUdeviceptr dScores = b.poisoned(4L * rows * cache.length());
-            launchAttention("packed_attention_f32", rows,
-                    args.ptr(dq).ptr(dOut).ptr(dScores).f32((float) (1.0 / Math.sqrt(cache.headDim()))), Sizeof.FLOAT);
-            b.download(out, dOut);
-        }
+        onDevice(device -> {
+            CudaScratch s = device.scratch();
+            CacheArgs c = cacheArgs(device, cache, queryHeads, queryLen, causal);
+            KernelArgs args = c.args();
+            CudaSlice dq = s.upload(Role.QUERY, q);
+            CudaSlice dOut = s.poisoned(Role.OUTPUT, 4L * out.length, Sizeof.FLOAT);
+            CudaSlice dScores = s.poisoned(Role.LOGITS, 4L * rows * cache.length(), Sizeof.FLOAT);
+            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes());
+            dq.into(args);
+            dOut.into(args);
+            dScores.into(args);
+            launchAttention("packed_attention_f32", rows, args.f32((float) (1.0 / Math.sqrt(cache.headDim()))), Sizeof.FLOAT);
+            s.download(out, dOut);
+            return null;
+        });
         return out;
     }
 
@@ -233,62 +247,64 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
         return decodeFp32(cache, q, queryHeads, 0);
     }
 
-    /** {@link #decode} with {@code chunkKeys} keys per split-K block (0: automatic). */
+    /** {@link #decode} with {@code chunkKeys} keys per split-K block (0: automatic), over the cache's device copy. */
     double[] decode(PackedKvCache cache, double[] q, int queryHeads, int chunkKeys) {
         PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
-        try (CudaSplitKDecode d = CudaSplitKDecode.upload(backend, cache, queryHeads, false, chunkKeys, this::held)) {
-            return d.decode(q);
-        }
+        return onDevice(device -> {
+            try (CudaSplitKDecode d = CudaSplitKDecode.over(backend, residentCopy(device, cache), cache, queryHeads, false, chunkKeys, this::held)) {
+                return d.decode(q);
+            }
+        });
     }
 
     float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads, int chunkKeys) {
         PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
-        try (CudaSplitKDecode d = CudaSplitKDecode.upload(backend, cache, queryHeads, true, chunkKeys, this::held)) {
-            return d.decodeFp32(q);
+        return onDevice(device -> {
+            try (CudaSplitKDecode d = CudaSplitKDecode.over(backend, residentCopy(device, cache), cache, queryHeads, true, chunkKeys, this::held)) {
+                return d.decodeFp32(q);
+            }
+        });
+    }
+
+    /** The split-K kernel reads an fp16-only cache as plain rows of its own, not through a packed copy. */
+    private static CudaCacheCopy residentCopy(CudaCacheCopies device, PackedKvCache cache) {
+        return cache.groups().isEmpty() ? null : device.copyOf(cache);
+    }
+
+    /**
+     * One call's work on the device, under the backend's lock; if it fails, everything kept on the device is dropped,
+     * since a fault may have ended the context.
+     */
+    private <T> T onDevice(Function<CudaCacheCopies, T> call) {
+        synchronized (backend) {
+            CudaCacheCopies device = CudaCacheCopies.of(backend);
+            try {
+                return call.apply(device);
+            } catch (RuntimeException | Error e) {
+                device.drop(e);
+                throw e;
+            }
         }
     }
 
-    /** Uploads the cache's buffers; returns the kernel's first 11 arguments (through dims). */
-    static KernelArgs uploadCache(CacheBuffers b, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
-        int channels = cache.channels();
-        int groups = cache.groups().size();
-        int keyCodeBytes = 0;
-        for (PackedKvCache.Group g : cache.groups()) {
-            keyCodeBytes += g.keys().codes().length;
-        }
-        byte[] keyCodes = new byte[keyCodeBytes];
-        byte[] keyMeta = new byte[4 * channels * groups];
-        int[] keyBits = new int[channels * groups];
-        int[] keyOffsets = new int[channels * groups];
-        int valueCodeBytes = groups == 0 ? 0 : cache.groups().get(0).values().codes().length;
-        int valueMetaBytes = groups == 0 ? 0 : cache.groups().get(0).values().meta().length;
-        byte[] valueCodes = new byte[valueCodeBytes * groups];
-        byte[] valueMeta = new byte[valueMetaBytes * groups];
-        int start = 0;
-        for (int g = 0; g < groups; g++) {
-            PackedKvCache.Group gr = cache.groups().get(g);
-            int[] off = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
-            System.arraycopy(gr.keys().codes(), 0, keyCodes, start, gr.keys().codes().length);
-            System.arraycopy(gr.keys().meta(), 0, keyMeta, 4 * channels * g, 4 * channels);
-            System.arraycopy(gr.keyBits(), 0, keyBits, channels * g, channels);
-            for (int c = 0; c < channels; c++) {
-                keyOffsets[channels * g + c] = start + off[c];
-            }
-            start += gr.keys().codes().length;
-            System.arraycopy(gr.values().codes(), 0, valueCodes, valueCodeBytes * g, valueCodeBytes);
-            System.arraycopy(gr.values().meta(), 0, valueMeta, valueMetaBytes * g, valueMetaBytes);
-        }
-        int[] dims = {queryHeads, cache.kvHeads(), queryLen, cache.length(), cache.headDim(), causal ? 1 : 0,
-                cache.sinkTokens(), groups, cache.groupTokens(), cache.valueBits(), cache.valueGroupChannels()};
-        CUdeviceptr[] p = {
-                b.upload(cache.sinkKeys()), b.upload(cache.sinkValues()), b.upload(cache.residualKeys()),
-                b.upload(cache.residualValues()), b.upload(keyCodes), b.upload(keyMeta), b.upload(keyBits),
-                b.upload(keyOffsets), b.upload(valueCodes), b.upload(valueMeta), b.upload(dims)};
-        KernelArgs args = new KernelArgs();
-        for (CUdeviceptr d : p) {
-            args.ptr(d);
-        }
-        return args;
+    /** The packed kernels' first eleven arguments and the device bytes they take. */
+    private record CacheArgs(KernelArgs args, long bytes) {
+    }
+
+    /** The cache's device copy (kept across calls) around this call's residual and dims. */
+    private static CacheArgs cacheArgs(CudaCacheCopies device, PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
+        CudaCacheCopy copy = device.copyOf(cache);
+        CudaScratch s = device.scratch();
+        CudaSlice resK = s.upload(Role.RESIDUAL_KEYS, cache.residualKeys());
+        CudaSlice resV = s.upload(Role.RESIDUAL_VALUES, cache.residualValues());
+        CudaSlice dims = s.upload(Role.DIMS, dims(cache, queryHeads, queryLen, causal));
+        return new CacheArgs(copy.args(resK, resV, dims), copy.bytes() + resK.bytes() + resV.bytes() + dims.bytes());
+    }
+
+    /** The kernels' dims (packed_cache.cuh): 0 Hq, 1 Hkv, 2 Tq, 3 keyLen, 4 d, 5 causal, 6 sinkLen, 7 groups, 8 G, 9 value bits, 10 value group. */
+    static int[] dims(PackedKvCache cache, int queryHeads, int queryLen, boolean causal) {
+        return new int[] {queryHeads, cache.kvHeads(), queryLen, cache.length(), cache.headDim(), causal ? 1 : 0,
+                cache.sinkTokens(), cache.groups().size(), cache.groupTokens(), cache.valueBits(), cache.valueGroupChannels()};
     }
 
     private void launchAttention(String kernel, int rows, KernelArgs args, int elementBytes) {

@@ -1,11 +1,10 @@
 package org.mechspec.pnmix;
 
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
 import java.util.function.LongConsumer;
 import jcuda.Pointer;
 import jcuda.Sizeof;
+import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.Finite;
@@ -16,17 +15,25 @@ import org.mechspec.compute.KernelArgs;
  * decode queries, or {@link #enqueue} the two kernels for a timed batch. A cache without quantized groups goes to the
  * fp16 kernel, which reads plain [token][kvHead][headDim] rows; any other to the packed kernel. The launch
  * (chunk and tile sizes) is fixed at upload, so a decode is deterministic for a given cache and device.
+ *
+ * <p>Splits: the automatic launch aims at {@value #BLOCKS_PER_SM} blocks per multiprocessor over all KV heads (a
+ * memory-bound kernel needs every SM busy, and a few blocks each even out their uneven finishing), and gives each
+ * block at least {@value #MIN_TILES_PER_SPLIT} tiles of keys, so a short cache gets fewer, longer splits.
  */
 public final class CudaSplitKDecode implements AutoCloseable {
     static final String MODULE = "pnmix_decode";
     private static final int THREADS = 128;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
     private static final int MAX_TILE = 64;
-    /** About this many blocks per launch (several per SM on a data-centre GPU), each at least two tiles long. */
-    private static final int TARGET_BLOCKS = 512;
+    public static final int BLOCKS_PER_SM = 4;
+    public static final int MIN_TILES_PER_SPLIT = 2;
+    /** When the driver does not report its multiprocessor count: about the first guess of 512 blocks. */
+    static final int UNKNOWN_SM_COUNT = 128;
 
     private final CudaBackend cuda;
     private final CacheBuffers buffers;
+    /** The cache's copy when this decode owns it (closed with it); null when borrowed or not needed. */
+    private final CudaCacheCopy copy;
     private final boolean fp32;
     private final boolean fp16Cache;
     private final int queryHeads;
@@ -39,12 +46,15 @@ public final class CudaSplitKDecode implements AutoCloseable {
     private final CUdeviceptr out;
     private final KernelArgs chunkArgs;
     private final KernelArgs combineArgs;
-    private final long bytesPerCall;
+    private final PackedKvCache cache;
+    /** Device bytes of the cache as the chunk kernel reads it (the copy and the residual, or the fp16 rows) and the dims. */
+    private final long cacheDeviceBytes;
+    private DecodeTraffic traffic;
 
-    private CudaSplitKDecode(CudaBackend cuda, PackedKvCache cache, int queryHeads, boolean fp32, int chunkKeys,
-                             LongConsumer held) {
-        PackedCacheOps.checkAttention(cache, queryHeads * cache.headDim(), queryHeads, 1, false);
+    private CudaSplitKDecode(CudaBackend cuda, PackedKvCache cache, CudaCacheCopy copy, boolean ownsCopy, int queryHeads,
+                             boolean fp32, int chunkKeys, LongConsumer held) {
         this.cuda = cuda;
+        this.copy = ownsCopy ? copy : null;
         this.fp32 = fp32;
         this.fp16Cache = cache.groups().isEmpty();
         this.queryHeads = queryHeads;
@@ -52,13 +62,17 @@ public final class CudaSplitKDecode implements AutoCloseable {
         this.kvHeads = cache.kvHeads();
         int e = fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE;
         this.tile = tileKeys(queryHeads / kvHeads, headDim, e);
-        this.chunk = chunkKeys > 0 ? chunkKeys : automaticChunk(cache.length(), kvHeads, tile);
+        this.chunk = chunkKeys > 0 ? chunkKeys : automaticChunk(cache.length(), kvHeads, tile, smCount(cuda));
         this.chunks = (cache.length() + chunk - 1) / chunk;
         long partials = (long) queryHeads * chunks;
-        this.buffers = new CacheBuffers(cuda, held);
+        long copyBytes = copy == null ? 0 : copy.bytes();
+        this.buffers = new CacheBuffers(cuda, bytes -> held.accept(copyBytes + bytes));
+        this.cache = cache;
         boolean done = false;
         try {
-            KernelArgs args = fp16Cache ? fp16Rows(cache) : CudaPackedCacheOps.uploadCache(buffers, cache, queryHeads, 1, false);
+            KernelArgs args = fp16Cache ? fp16Rows(cache) : copy.args(whole(cache.residualKeys()), whole(cache.residualValues()),
+                    CudaSlice.whole(buffers.upload(CudaPackedCacheOps.dims(cache, queryHeads, 1, false)), 44));
+            this.cacheDeviceBytes = copyBytes + buffers.bytes();
             this.q = buffers.poisoned((long) queryHeads * headDim * e);
             CUdeviceptr partM = buffers.poisoned(partials * e);
             CUdeviceptr partL = buffers.poisoned(partials * e);
@@ -67,31 +81,57 @@ public final class CudaSplitKDecode implements AutoCloseable {
             args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).i32(chunk).i32(tile);
             this.chunkArgs = fp32 ? args.f32((float) (1.0 / Math.sqrt(headDim))) : args.f64(1.0 / Math.sqrt(headDim));
             this.combineArgs = new KernelArgs().ptr(partM).ptr(partL).ptr(partAcc).ptr(out).i32(chunks).i32(headDim);
-            // The cache once, q, the partials written and read back, the output.
-            this.bytesPerCall = cacheBytesRead(cache) + 2L * queryHeads * headDim * e + 2L * partials * (headDim + 2) * e;
             done = true;
         } finally {
             if (!done) {
-                buffers.close();
+                buffers.close(); // an owned copy is closed by upload()
             }
         }
     }
 
     /** The cache on the device for decode steps of {@code queryHeads} heads, with the automatic launch. */
     public static CudaSplitKDecode upload(CudaBackend cuda, PackedKvCache cache, int queryHeads, boolean fp32) {
-        return new CudaSplitKDecode(cuda, cache, queryHeads, fp32, 0, bytes -> { });
+        return upload(cuda, cache, queryHeads, fp32, 0, bytes -> { });
     }
 
     /**
      * The same with {@code chunkKeys} keys per block (0: automatic), the contracts' way to put keys across chunk
-     * boundaries; {@code held} hears the device bytes allocated.
+     * boundaries; {@code held} hears the device bytes allocated. The decode owns its copy of the cache.
      */
     static CudaSplitKDecode upload(CudaBackend cuda, PackedKvCache cache, int queryHeads, boolean fp32, int chunkKeys,
                                    LongConsumer held) {
+        requireChunk(chunkKeys);
+        PackedCacheOps.checkAttention(cache, queryHeads * cache.headDim(), queryHeads, 1, false);
+        CudaCacheCopy copy = cache.groups().isEmpty() ? null : CudaCacheCopy.upload(cuda, cache);
+        try {
+            return new CudaSplitKDecode(cuda, cache, copy, true, queryHeads, fp32, chunkKeys, held);
+        } catch (RuntimeException | Error e) {
+            if (copy != null) {
+                copy.close();
+            }
+            throw e;
+        }
+    }
+
+    /**
+     * A decode over a copy of the cache that someone else keeps ({@link CudaCacheCopies}; null for an fp16-only cache),
+     * to be closed before that copy can go: under the backend's lock, within one call.
+     */
+    static CudaSplitKDecode over(CudaBackend cuda, CudaCacheCopy copy, PackedKvCache cache, int queryHeads, boolean fp32,
+                                 int chunkKeys, LongConsumer held) {
+        requireChunk(chunkKeys);
+        PackedCacheOps.checkAttention(cache, queryHeads * cache.headDim(), queryHeads, 1, false);
+        return new CudaSplitKDecode(cuda, cache, copy, false, queryHeads, fp32, chunkKeys, held);
+    }
+
+    private static void requireChunk(int chunkKeys) {
         if (chunkKeys < 0) {
             throw new IllegalArgumentException("chunkKeys must not be negative, got " + chunkKeys);
         }
-        return new CudaSplitKDecode(cuda, cache, queryHeads, fp32, chunkKeys, held);
+    }
+
+    private CudaSlice whole(byte[] halfs) {
+        return CudaSlice.whole(buffers.upload(halfs), Math.max(halfs.length, 1));
     }
 
     public double[] decode(double[] query) {
@@ -112,9 +152,18 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     private void decodeInto(Pointer query, Pointer result, long bytes) {
         synchronized (cuda) {
-            cuMemcpyHtoD(q, query, bytes);
+            cuda.upload(q, query, bytes);
             launch(true);
-            cuMemcpyDtoH(result, out, bytes);
+            cuda.download(result, out, bytes);
+        }
+    }
+
+    /** Puts a query on the device for {@link #enqueue} without decoding it. */
+    public void setQuery(float[] query) {
+        requireQuery(true, query.length);
+        Finite.require("q", query);
+        synchronized (cuda) {
+            cuda.upload(q, Pointer.to(query), (long) query.length * Sizeof.FLOAT);
         }
     }
 
@@ -124,19 +173,31 @@ public final class CudaSplitKDecode implements AutoCloseable {
     }
 
     /**
-     * Which chunk kernel reads the cache ("packed" or "fp16"), keys per block and per shared-memory tile, and the
-     * global-memory bytes one decode reads or writes: the cache once, the query, the partials both ways, the output.
+     * Which chunk kernel reads the cache ("packed" or "fp16"); blocks of the chunk kernel ({@code splits}, KV heads ×
+     * chunks), keys per block and per shared-memory tile; the device bytes the cache takes; and what one call moves
+     * through global memory ({@link DecodeTraffic}: raw bytes and the bytes of the 32-byte sectors it touches).
      */
-    public record Launch(String cacheKernel, int chunkKeys, int tileKeys, long bytesPerCall) {
+    public record Launch(String cacheKernel, int splits, int chunkKeys, int tileKeys, long cacheDeviceBytes, long rawBytesPerCall,
+                         long sectorBytesPerCall) {
     }
 
     public Launch launchShape() {
-        return new Launch(fp16Cache ? "fp16" : "packed", chunk, tile, bytesPerCall);
+        if (traffic == null) {
+            traffic = DecodeTraffic.of(cache, queryHeads, chunks, fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE);
+        }
+        return new Launch(fp16Cache ? "fp16" : "packed", kvHeads * chunks, chunk, tile, cacheDeviceBytes, traffic.rawBytes(),
+                traffic.sectorBytes());
     }
 
     @Override
     public void close() {
-        buffers.close();
+        try {
+            buffers.close();
+        } finally {
+            if (copy != null) {
+                copy.close();
+            }
+        }
     }
 
     private void launch(boolean wait) {
@@ -176,11 +237,6 @@ public final class CudaSplitKDecode implements AutoCloseable {
         return c;
     }
 
-    /** Every byte of the cache, plus each quantized group's per-channel bit widths and offsets (ints). */
-    private static long cacheBytesRead(PackedKvCache cache) {
-        return cache.bytes() + 8L * cache.channels() * cache.groups().size();
-    }
-
     /** The q and acc rows, one padded tile, the tile's scores and three per-head scalars (pnmix_decode.cu). */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes) {
         long n = 2L * groupHeads * headDim + (long) tile * (headDim + 1) + (long) groupHeads * tile + 3L * groupHeads;
@@ -198,11 +254,21 @@ public final class CudaSplitKDecode implements AutoCloseable {
                 + " do not fit the decode kernel's 48 KiB of shared memory at " + 8 * elementBytes + " bits");
     }
 
-    /** About {@link #TARGET_BLOCKS} blocks over all KV heads, each a whole number of tiles and at least two. */
-    static int automaticChunk(int length, int kvHeads, int tile) {
-        int perHead = Math.max(1, TARGET_BLOCKS / kvHeads);
+    /** The device's multiprocessor count, or {@link #UNKNOWN_SM_COUNT} when the driver does not report it. */
+    static int smCount(CudaBackend cuda) {
+        int n = cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+        return n > 0 ? n : UNKNOWN_SM_COUNT;
+    }
+
+    /**
+     * Keys per block: {@value #BLOCKS_PER_SM} blocks per SM shared among the KV heads (each head's keys split into
+     * ⌈{@value #BLOCKS_PER_SM}·SMs / kvHeads⌉ chunks), each chunk a whole number of tiles and at least
+     * {@value #MIN_TILES_PER_SPLIT}.
+     */
+    static int automaticChunk(int length, int kvHeads, int tile, int smCount) {
+        long perHead = Math.max(1, ((long) BLOCKS_PER_SM * smCount + kvHeads - 1) / kvHeads);
         long tiles = ((long) length + tile - 1) / tile;
-        long tilesPerChunk = Math.max(2, (tiles + perHead - 1) / perHead);
+        long tilesPerChunk = Math.max(MIN_TILES_PER_SPLIT, (tiles + perHead - 1) / perHead);
         return (int) Math.min(Integer.MAX_VALUE / 2, tilesPerChunk * tile);
     }
 }

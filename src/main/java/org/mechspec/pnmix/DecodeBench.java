@@ -3,6 +3,7 @@ package org.mechspec.pnmix;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import jcuda.driver.CUdevice_attribute;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.HalfFloat;
@@ -12,7 +13,9 @@ import org.mechspec.compute.Rng;
  * Times one fp32 decode step of the split-K kernels ({@link CudaSplitKDecode}) over the pn-mix packed cache and over
  * an fp16 cache of the same tokens, with CUDA events around back-to-back launches. The packed cache follows the
  * pinned pn-mix cache policy (fp16 sink and residual, 3/1-bit keys per channel on half the RoPE pairs each,
- * 2-bit values) at the shape asked; rows are random fp16 values, which the timing does not depend on.
+ * 2-bit values) at the shape asked; rows are random fp16 values, which the timing does not depend on. Each cache is
+ * put on the device in as many copies as {@link WorkingSet} asks for, and consecutive calls take the copies in turn,
+ * so a timed call reads its cache from DRAM, not from an L2 that the previous call filled.
  */
 public final class DecodeBench {
     /** A decode layer: query heads sharing {@code kvHeads} KV heads of {@code headDim}. */
@@ -23,15 +26,18 @@ public final class DecodeBench {
     public static final List<Shape> SHAPES = List.of(new Shape("layer-32q-8kv-128d", 32, 8, 128),
             new Shape("pn-mix-8q-2kv-32d", 8, 2, 32));
 
-    /** Per-call device time of one cache: the median and the least over the rounds. */
-    public record Timing(Shape shape, int tokens, String cache, long cacheBytes, long bytesPerCall, int chunkKeys,
-                         int tileKeys, double medianMs, double minMs) {
+    /** Per-call device time of one cache, the median and the least over the rounds, with its launch and working set. */
+    public record Timing(Shape shape, int tokens, String cache, long cacheBytes, CudaSplitKDecode.Launch launch,
+                         WorkingSet workingSet, double medianMs, double minMs) {
     }
 
     private DecodeBench() {
     }
 
-    /** Packed and fp16 timings at one shape and length: {@code rounds} timed batches of {@code launches} calls each. */
+    /**
+     * Packed and fp16 timings at one shape and length: {@code warmup} untimed calls, then {@code rounds} timed batches
+     * of {@code launches} calls each, every call on the next copy of the cache.
+     */
     public static List<Timing> time(CudaBackend cuda, Shape shape, int tokens, int warmup, int rounds, int launches) {
         PackedKvCache[] caches = caches(shape, tokens, new Rng(42));
         float[] q = new float[shape.queryHeads() * shape.headDim()];
@@ -39,27 +45,40 @@ public final class DecodeBench {
         for (int i = 0; i < q.length; i++) {
             q[i] = (float) HalfFloat.roundToHalf(2 * rng.uniform() - 1);
         }
+        long l2 = cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
         List<Timing> out = new ArrayList<>();
         for (PackedKvCache cache : caches) {
-            try (CudaSplitKDecode decode = CudaSplitKDecode.upload(cuda, cache, shape.queryHeads(), true)) {
-                for (int w = 0; w < Math.max(1, warmup); w++) {
-                    decode.decodeFp32(q); // the first also puts q on the device for enqueue()
+            List<CudaSplitKDecode> copies = new ArrayList<>();
+            try {
+                copies.add(CudaSplitKDecode.upload(cuda, cache, shape.queryHeads(), true));
+                CudaSplitKDecode.Launch launch = copies.get(0).launchShape();
+                WorkingSet set = WorkingSet.of(l2, launch.cacheDeviceBytes());
+                while (copies.size() < set.copies()) {
+                    copies.add(CudaSplitKDecode.upload(cuda, cache, shape.queryHeads(), true));
                 }
+                for (CudaSplitKDecode c : copies) {
+                    c.setQuery(q);
+                }
+                int[] next = {0};
+                Runnable call = () -> copies.get(next[0]++ % copies.size()).enqueue();
+                cuda.elapsedMs(() -> repeat(call, Math.max(1, warmup)));
                 double[] ms = new double[rounds];
                 for (int r = 0; r < rounds; r++) {
-                    ms[r] = cuda.elapsedMs(() -> {
-                        for (int i = 0; i < launches; i++) {
-                            decode.enqueue();
-                        }
-                    }) / launches;
+                    ms[r] = cuda.elapsedMs(() -> repeat(call, launches)) / launches;
                 }
                 Arrays.sort(ms);
-                CudaSplitKDecode.Launch launch = decode.launchShape();
-                out.add(new Timing(shape, tokens, launch.cacheKernel(), cache.bytes(), launch.bytesPerCall(),
-                        launch.chunkKeys(), launch.tileKeys(), ms[rounds / 2], ms[0]));
+                out.add(new Timing(shape, tokens, launch.cacheKernel(), cache.bytes(), launch, set, ms[rounds / 2], ms[0]));
+            } finally {
+                copies.forEach(CudaSplitKDecode::close);
             }
         }
         return out;
+    }
+
+    private static void repeat(Runnable call, int times) {
+        for (int i = 0; i < times; i++) {
+            call.run();
+        }
     }
 
     /** The packed cache of {@code tokens} random fp16 rows and the fp16 cache of the same rows. */

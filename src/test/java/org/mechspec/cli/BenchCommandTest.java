@@ -38,12 +38,44 @@ class BenchCommandTest {
         JsonNode j = new ObjectMapper().readTree(file.toFile());
         assertThat(j.has("meaningless")).isEqualTo(emulated);
         assertThat(r.out().contains("EMULATED: figures are meaningless")).isEqualTo(emulated);
+        JsonNode device = j.get("device");
+        long l2 = device.get("l2_cache_bytes").asLong();
+        int sms = device.get("multiprocessor_count").asInt();
+        assertThat(l2).isPositive();
+        assertThat(sms).isPositive();
+        assertThat(device.at("/mig/state").asText()).isIn("yes", "no", "unknown");
+        assertThat(r.out()).contains(sms + " SMs", "MIG " + device.at("/mig/state").asText());
+        // A fraction of the clock × bus-width peak only on a whole GPU; otherwise null, with the reason.
+        boolean withheld = !device.at("/mig/state").asText().equals("no");
+        assertThat(device.has("fraction_of_peak_withheld")).isEqualTo(withheld);
+        if (emulated) {
+            assertThat(device.at("/mig/state").asText()).as("the emulator models no MIG").isEqualTo("unknown");
+            assertThat(l2).as("the emulator's fake L2").isEqualTo(4 << 20);
+        }
         // Two shapes × two lengths × two caches, each with positive bytes and a finite time; a ratio per packed row.
         assertThat(j.get("results")).hasSize(8);
         for (JsonNode row : j.get("results")) {
-            assertThat(row.get("bytes_per_call").asLong()).isGreaterThan(row.get("cache_bytes").asLong());
+            String which = row.get("shape").asText() + " " + row.get("tokens") + " " + row.get("cache");
+            long raw = row.get("bytes_per_call_raw").asLong();
+            long sectors = row.get("bytes_per_call_sectors").asLong();
+            assertThat(raw).as(which).isGreaterThan(row.get("cache_bytes").asLong());
+            // Whole sectors: never fewer bytes than raw, a multiple of 32.
+            assertThat(sectors).as(which).isGreaterThanOrEqualTo(raw);
+            assertThat(sectors % 32).as(which).isZero();
+            // The working set: the fewest copies that hold twice the L2.
+            long copy = row.get("copy_device_bytes").asLong();
+            int copies = row.get("copies").asInt();
+            assertThat(row.get("working_set_bytes").asLong()).isEqualTo(copies * copy);
+            assertThat(copies * copy).as(which).isGreaterThanOrEqualTo(2 * l2);
+            assertThat((copies - 1) * copy).as(which).isLessThan(2 * l2);
+            assertThat(row.get("working_set_covers_twice_l2").asBoolean()).isTrue();
+            // Splits: KV heads × chunks of chunk_keys keys.
+            int tokens = row.get("tokens").asInt();
+            int chunk = row.get("chunk_keys").asInt();
+            assertThat(row.get("splits").asInt()).as(which).isEqualTo(row.get("kv_heads").asInt() * ((tokens + chunk - 1) / chunk));
             assertThat(row.get("ms_per_call_median").asDouble()).isPositive().isFinite();
             assertThat(row.get("ms_per_call_min").asDouble()).isLessThanOrEqualTo(row.get("ms_per_call_median").asDouble());
+            assertThat(row.get("fraction_of_peak").isNull()).isEqualTo(withheld);
         }
         assertThat(j.get("packed_over_fp16_time")).hasSize(4);
         assertThat(j.at("/device/peak_bandwidth_gb_s").asDouble()).isPositive();
