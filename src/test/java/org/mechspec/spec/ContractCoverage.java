@@ -165,9 +165,10 @@ public final class ContractCoverage {
 
     static boolean isFixture(Class<?> c) {
         for (Class<?> k = c; k != null; k = k.getEnclosingClass()) {
-            Tag t = k.getAnnotation(Tag.class);
-            if (t != null && t.value().equals(FIXTURE_TAG)) {
-                return true;
+            for (Tag t : k.getAnnotationsByType(Tag.class)) { // by type: a class with two @Tag holds them in @Tags
+                if (t.value().equals(FIXTURE_TAG)) {
+                    return true;
+                }
             }
         }
         return false;
