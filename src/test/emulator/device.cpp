@@ -33,7 +33,7 @@ bool attribute(int attr, int* value) {
         case 13: *value = 1500000; return true;           // clock rate, kHz (fake)
         case 14: *value = 512; return true;               // texture alignment
         case 15: *value = 1; return true;                 // gpu overlap
-        case 16: *value = 4; return true;                 // multiprocessor count (fake)
+        case 16: *value = c.multiprocessors; return true; // multiprocessor count (MECHSPEC_EMU_SM_COUNT)
         case 17: *value = 0; return true;                 // kernel exec timeout
         case 18: *value = 0; return true;                 // integrated
         case 19: *value = 1; return true;                 // can map host memory
@@ -51,7 +51,7 @@ bool attribute(int attr, int* value) {
         case 35: *value = 0; return true;                 // TCC driver
         case 36: *value = 7001000; return true;           // memory clock rate, kHz (fake)
         case 37: *value = 256; return true;               // global memory bus width, bits (fake)
-        case 38: *value = 4 << 20; return true;           // L2 cache bytes (fake)
+        case 38: *value = c.l2Bytes; return true;         // L2 cache bytes (MECHSPEC_EMU_L2_BYTES)
         case 39: *value = 2048; return true;              // max threads per multiprocessor
         case 40: *value = 2; return true;                 // async engines
         case 41: *value = 1; return true;                 // unified addressing
