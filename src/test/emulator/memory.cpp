@@ -1,4 +1,4 @@
-// The device address range and its allocation table: first-fit reuse of freed ranges, a bump pointer above them.
+// The device address range and its allocation table: freed ranges reused most recent first, a bump pointer above.
 #include "memory.h"
 
 #include <errno.h>
@@ -9,6 +9,7 @@
 
 #include <iterator>
 #include <map>
+#include <vector>
 
 #include "state.h"
 
@@ -21,12 +22,17 @@ namespace {
 
 constexpr size_t kGap = 64 << 10;   // inaccessible bytes after each allocation's last page
 
-uintptr_t g_next = 0;              // bump pointer: nothing at or above it has been handed out
+uintptr_t g_next = 0;              // bump pointer: nothing at or above it has been handed out yet
 size_t g_liveBytes = 0;
 // Records by base, live and freed; their spans never overlap (a reused range drops the freed records in it).
 std::map<uintptr_t, Allocation*>* g_records = nullptr;
-// Address ranges below g_next that no live allocation owns, by base, coalesced.
-std::map<uintptr_t, size_t>* g_free = nullptr;
+// Freed address ranges (an allocation's pages and gap), the most recently freed last. Not coalesced: a GPU's
+// allocator hands a freed block to the next allocation that fits, so a stale pointer aliases it.
+struct FreeRange {
+    uintptr_t base;
+    size_t bytes;
+};
+std::vector<FreeRange>* g_free = nullptr;
 
 size_t page() {
     static const size_t p = (size_t) sysconf(_SC_PAGESIZE);
@@ -46,7 +52,7 @@ bool reserve() {
             g_next = g_deviceBase + kGap;   // the first 64 KiB stay unmapped too
             g_deviceSpan = span;
             g_records = new std::map<uintptr_t, Allocation*>;
-            g_free = new std::map<uintptr_t, size_t>;
+            g_free = new std::vector<FreeRange>;
             return true;
         }
     }
@@ -59,15 +65,16 @@ void decommit(uintptr_t base, size_t bytes) {
     mmap((void*) base, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
 }
 
-// The lowest free range that holds span bytes (first fit, so a freed range is the next one reused), else the
-// bump pointer; 0 when the device range is used up.
+// The front of the most recently freed range that holds span bytes (its rest stays free), else fresh addresses
+// from the bump pointer; 0 when the device range is used up.
 uintptr_t take_range(size_t span) {
-    for (auto it = g_free->begin(); it != g_free->end(); ++it) {
-        if (it->second < span) continue;
-        uintptr_t base = it->first;
-        size_t left = it->second - span;
-        g_free->erase(it);
-        if (left != 0) (*g_free)[base + span] = left;
+    for (size_t i = g_free->size(); i-- > 0;) {
+        FreeRange& r = (*g_free)[i];
+        if (r.bytes < span) continue;
+        uintptr_t base = r.base;
+        r.base += span;
+        r.bytes -= span;
+        if (r.bytes == 0) g_free->erase(g_free->begin() + (long) i);
         return base;
     }
     if (span > g_deviceBase + g_deviceSpan - g_next) return 0;
@@ -76,25 +83,7 @@ uintptr_t take_range(size_t span) {
     return base;
 }
 
-// Gives [base, base + span) back: merged with free neighbours, and with the bump pointer when it reaches it.
-void give_back_range(uintptr_t base, size_t span) {
-    auto next = g_free->find(base + span);
-    if (next != g_free->end()) {
-        span += next->second;
-        g_free->erase(next);
-    }
-    auto after = g_free->lower_bound(base);
-    if (after != g_free->begin()) {
-        auto prev = std::prev(after);
-        if (prev->first + prev->second == base) {
-            base = prev->first;
-            span += prev->second;
-            g_free->erase(prev);
-        }
-    }
-    if (base + span == g_next) g_next = base;
-    else (*g_free)[base] = span;
-}
+void give_back_range(uintptr_t base, size_t span) { g_free->push_back(FreeRange{base, span}); }
 
 // Drops the records of freed allocations whose spans overlap [base, base + span), which is being reused.
 void forget_freed(uintptr_t base, size_t span) {
