@@ -118,18 +118,45 @@ float within_absolute(float host, double exact, double bound, uint64_t h) {
 
 bool special(double x) { return !isfinite(x) || x == 0; }
 
+// Recent adversarial results of the unary functions, per worker thread. Kernels ask for the same value many times
+// (the packed attention recomputes exp(s - m) for every output column) and the wide reference is slow; a result is
+// a fixed function of (function, precision, argument), so remembering it changes nothing.
+struct Memo {
+    uint64_t argument;
+    uint64_t tag;      // 0: empty; else function * 2 + precision + 1
+    double result;
+};
+constexpr size_t kMemoSlots = 4096;
+thread_local Memo t_memo[kMemoSlots];
+
+Memo& memo_slot(Function f, uint64_t precision, double x) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    return t_memo[emu::mix64(bits, f * 2 + precision) % kMemoSlots];
+}
+
+template <typename T, typename Perturb>
+T remembered(Function f, uint64_t precision, double x, Perturb perturb) {
+    uint64_t bits;
+    memcpy(&bits, &x, 8);
+    const uint64_t tag = f * 2 + precision + 1;
+    Memo& m = memo_slot(f, precision, x);
+    if (m.tag == tag && m.argument == bits) return (T) m.result;
+    T r = perturb();
+    m = Memo{bits, tag, (double) r};
+    return r;
+}
+
 // Unary functions: host result, or a perturbed one; `exactAt` is an argument whose result is documented exact.
 float unary_f(Function f, float (*host)(float), double (*reference)(double), int ulps, float x, double exactAt) {
-    float r = host(x);
-    if (!adversarial() || special(x) || x == exactAt) return r;
-    return within_ulps<float>(r, reference(x), ulps, key(f, 0, x));
+    if (!adversarial() || special(x) || x == exactAt) return host(x);
+    return remembered<float>(f, 0, x, [&] { return within_ulps<float>(host(x), reference(x), ulps, key(f, 0, x)); });
 }
 
 double unary_d(Function f, double (*host)(double), long double (*reference)(long double), int ulps, double x,
                double exactAt) {
-    double r = host(x);
-    if (!adversarial() || special(x) || x == exactAt) return r;
-    return within_ulps<double>(r, reference(x), ulps, key(f, 1, x));
+    if (!adversarial() || special(x) || x == exactAt) return host(x);
+    return remembered<double>(f, 1, x, [&] { return within_ulps<double>(host(x), reference(x), ulps, key(f, 1, x)); });
 }
 
 // pow(x, ±0) = 1, pow(1, y) = 1, pow(±0, y) and non-finite arguments are special values.
