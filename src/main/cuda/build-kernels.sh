@@ -11,9 +11,8 @@
 # (attention.cu, pnmix.cu packed_attention_*, pnmix_decode.cu, oal.cu) may contract. Those are judged by the FlashAttention rule,
 # whose tolerance bounds every rounding order, and a fused multiply-add rounds once where the CPU twin rounds
 # twice, so it stays inside the bound. The bit-exact kernels never contract: rounding.cu has no multiply-add,
-# foldbias.cu and pnmix.cu's quantizers use __dmul_rn/__dadd_rn, and dequantization's zero + code * scale
-# multiplies a 3-bit code by an fp16 scale (at most 14 significant bits), an exact product, so fused or not
-# it rounds once.
+# foldbias.cu, pnmix.cu's quantizers and its dequantizers use __dmul_rn/__dadd_rn. The emulator compiles the
+# kernels with the same contraction (src/test/emulator/README.md), so the emulated contracts show this holds.
 set -euo pipefail
 
 out=$1

@@ -174,6 +174,14 @@ extern "C" __global__ void quantize_per_token(const double* x, unsigned char* ou
 
 // ---- dequantize ----------------------------------------------------------------------------------------
 
+// zero + code * scale with the group's metadata (fp16 scale, then fp16 zero), rounded as the CPU twin rounds it:
+// the product, then the sum. Explicit, so that nvcc's contraction cannot fuse them; today the product is exact (a
+// code of at most 8 bits times an 11-bit fp16 significand), so a fused one would round the same, but the
+// bit-for-bit claim should not rest on that.
+__device__ __forceinline__ double dequantized(int code, const unsigned char* meta) {
+    return __dadd_rn(from_half_bits(load_half(meta + 2)), __dmul_rn((double) code, from_half_bits(load_half(meta))));
+}
+
 extern "C" __global__ void dequantize_per_channel(const unsigned char* packed, const unsigned char* meta,
                                                   double* out, const int* bits, const int* offsets, int tokens,
                                                   int channels) {
@@ -181,7 +189,7 @@ extern "C" __global__ void dequantize_per_channel(const unsigned char* packed, c
     if (e >= (long) tokens * channels) return;
     int t = (int) (e / channels), c = (int) (e % channels);
     int code = get_code(packed + offsets[c], t, bits[c]);
-    out[e] = from_half_bits(load_half(meta + 4 * c + 2)) + code * from_half_bits(load_half(meta + 4 * c));
+    out[e] = dequantized(code, meta + 4 * c);
 }
 
 extern "C" __global__ void dequantize_per_token(const unsigned char* packed, const unsigned char* meta, double* out,
@@ -194,7 +202,7 @@ extern "C" __global__ void dequantize_per_token(const unsigned char* packed, con
     int c = (int) (e % channels);
     long g = t * groups + c / groupChannels;
     int code = get_code(packed + g * gb, c % groupChannels, bits);
-    out[e] = from_half_bits(load_half(meta + 4 * g + 2)) + code * from_half_bits(load_half(meta + 4 * g));
+    out[e] = dequantized(code, meta + 4 * g);
 }
 
 // ---- attention over the packed cache -------------------------------------------------------------------

@@ -1,8 +1,8 @@
 // Running one block: its threads as fibers on the calling worker, __syncthreads as a real barrier.
 //
-// The fibers start in thread order (or reversed, MECHSPEC_EMU_THREAD_ORDER=reverse). A fiber runs until it exits
-// or reaches __syncthreads; when every live fiber waits at the same barrier, the barrier opens and they all run
-// again in the same order. A fiber that faults is simply never resumed: kernels own no resources, so dropping
+// The fibers run in thread order (or reversed, or shuffled afresh for every barrier phase: MECHSPEC_EMU_THREAD_ORDER).
+// A fiber runs until it exits or reaches __syncthreads; when every live fiber waits at the same barrier, the barrier
+// opens and they all run again. A fiber that faults is simply never resumed: kernels own no resources, so dropping
 // its stack loses nothing, and nothing has to unwind through instrumented frames (see README.md).
 #include <dlfcn.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "order.h"
 #include "scheduler.h"
 #include "state.h"
 
@@ -109,8 +110,9 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
         fail_block(w, CUDA_ERROR_OUT_OF_MEMORY, L.kernel->name + ": cannot map fiber stacks");
         return false;
     }
-    // GPUs leave shared memory uninitialised; a NaN pattern makes reads of unwritten elements visible.
-    memset((void*) w->shmBase, 0xff, L.sharedBytes < w->shmCap ? L.sharedBytes : w->shmCap);
+    // GPUs leave shared memory uninitialised: every block starts with the poison pattern (a NaN in every float
+    // width), not with what the worker's previous block left there.
+    memset((void*) w->shmBase, kPoisonByte, L.sharedBytes < w->shmCap ? L.sharedBytes : w->shmCap);
     for (unsigned i = 0; i < n; i++) {
         Fiber& f = w->fibers[i];
         f.sp = nullptr;
@@ -122,14 +124,19 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
     // every thread on the same (cache-hot) stack; one with barriers needs a stack per waiting thread.
     w->freeStacks.clear();
     for (unsigned s = n; s-- > 0;) w->freeStacks.push_back(s);
-    const bool reverse = config().reverseOrder;
+    const ThreadOrder order = config().order;
     const Fiber* exited = nullptr;   // the first thread of the block that finished
-    // Each round runs every live fiber once, in thread order, up to its next barrier or its end.
-    for (;;) {
+    // Each round (a barrier phase) runs every live fiber once, in thread order (reversed, or freshly shuffled
+    // for each phase), up to its next barrier or its end.
+    for (uint64_t phase = 0;; phase++) {
+        if (order == ThreadOrder::kShuffle) {
+            shuffled_indices(w->order, n, mix64(mix64(config().shuffleSeed, L.number), mix64(linear, phase)));
+        }
         const Fiber* waiting = nullptr;     // the first to arrive at the barrier
         const Fiber* elsewhere = nullptr;   // one that arrived at another barrier
         for (unsigned k = 0; k < n; k++) {
-            Fiber& f = w->fibers[reverse ? n - 1 - k : k];
+            unsigned i = order == ThreadOrder::kForward ? k : order == ThreadOrder::kReverse ? n - 1 - k : w->order[k];
+            Fiber& f = w->fibers[i];
             if (f.state == kExited) continue;
             if (f.sp == nullptr) {
                 f.stack = w->freeStacks.back();

@@ -5,7 +5,12 @@
 #   build.sh OUT_DIR CU_DIR...
 #
 # Does nothing when the library is newer than every input (.cu, .cuh, emulator sources, this script).
-# Uses ${CXX:-g++}. Intermediate files go to OUT_DIR/emu-build.
+# Uses ${CXX:-g++}. Intermediate files go to OUT_DIR/emu-build. x86-64 only (the fiber switch is assembly).
+#
+# Kernels are compiled with multiply-add contraction, as nvcc compiles them, which needs the host's FMA
+# instructions. On a CPU without them (no "fma" flag in /proc/cpuinfo; EMU_BUILD_CPUINFO names another file, for
+# the test of this case) the build goes on without contraction and says so here and in every process's first
+# launch: the CPU suite still builds there, but such an emulator does not show what contraction does.
 set -euo pipefail
 
 fail() {
@@ -23,6 +28,20 @@ LIB=$OUT/libcuda.so.1
 WORK=$OUT/emu-build
 command -v "$CXX" >/dev/null || fail "compiler '$CXX' not found"
 command -v objcopy >/dev/null || fail "objcopy (binutils) not found"
+[[ $(uname -m) == x86_64 ]] || fail "the emulator runs on x86-64 only (its fiber switch is x86-64 assembly); this is $(uname -m)"
+
+# nvcc contracts a * b + c into one FMA by default (--fmad=true); g++ does the same with -ffp-contract=fast on a
+# target with FMA instructions. Explicitly rounded operations (__dmul_rn, __dadd_rn, ...) stay unfused (cuda_emu.h).
+CPUINFO=${EMU_BUILD_CPUINFO:-/proc/cpuinfo}
+if grep -qw fma "$CPUINFO"; then
+    CONTRACTION=(-ffp-contract=fast -mfma)
+    CONTRACTED=1
+else
+    echo "build.sh: NOTE: this CPU has no FMA instructions (no 'fma' flag in $CPUINFO): kernels are compiled" \
+        "without nvcc's multiply-add contraction, so this emulator cannot show what contraction does" >&2
+    CONTRACTION=(-ffp-contract=off)
+    CONTRACTED=0
+fi
 
 # ---- inputs and the up-to-date check ----------------------------------------------------------------------
 
@@ -42,7 +61,7 @@ done
 INPUTS=("${CU_FILES[@]}" "${HEADERS[@]}" "${RUNTIME_SOURCES[@]}" "$EMU"/*.h "$EMU"/include/*.h "$EMU/build.sh"
     "$EMU/jcuda-driver-symbols.txt")
 # The manifest also catches a .cu file that was removed or a different compiler.
-MANIFEST=$(printf '%s\n' "$CXX" "${CU_FILES[@]}")
+MANIFEST=$(printf '%s\n' "$CXX" "${CONTRACTION[*]}" "${CU_FILES[@]}")
 if [[ -f $LIB && -f $WORK/manifest && $(cat "$WORK/manifest") == "$MANIFEST" ]] &&
     [[ -z $(find "${INPUTS[@]}" -newer "$LIB" -print -quit) ]]; then
     exit 0
@@ -83,17 +102,22 @@ wait_jobs() {
     JOB_NAMES=()
 }
 
-RUNTIME_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden -pthread -Wall -Wextra -g1)
-# Kernels: strict IEEE rounding (no FMA contraction, so results match the Java CPU twins), and every memory
+RUNTIME_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden -pthread -Wall -Wextra -g1 -DEMU_KERNELS_CONTRACTED=$CONTRACTED)
+# Kernels: IEEE operations with nvcc's multiply-add contraction (no other fast-math liberties), and every memory
 # access of the kernel code routed through the runtime's __asan_* hooks (see access.cpp). __shared__ arrays are
 # thread_locals without dynamic initialisation, so no TLS init wrappers are needed (-fno-extern-tls-init).
-KERNEL_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden -ffp-contract=off -fno-fast-math -fexceptions -g1
+KERNEL_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden "${CONTRACTION[@]}" -fno-fast-math -fexceptions -g1
     -fno-extern-tls-init
     -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0
     --param asan-stack=0 --param asan-globals=0
     -I"$EMU/include" -iquote "$EMU" -include "$EMU/cuda_emu.h")
 
 # ---- one job per kernel file: find its kernels, generate the registering unit, compile --------------------
+
+# The device math functions with a modelled GPU error (math.cpp): the kernels' calls go to emu_math_NAME.
+MODELLED_MATH=(exp expf exp2 exp2f expm1 expm1f log logf log2 log2f log1p log1pf pow powf tanh tanhf)
+MATH_RENAMES=()
+for f in "${MODELLED_MATH[@]}"; do MATH_RENAMES+=(--redefine-sym "$f=emu_math_$f"); done
 
 build_kernel_file() { # build_kernel_file ID SOURCE
     local id=$1 src=$2 pre="$WORK/$1"
@@ -115,13 +139,45 @@ build_kernel_file() { # build_kernel_file ID SOURCE
     # Each .cu is its own module on a GPU: make its plain global definitions local so equal names in two
     # files do not clash (COMDAT template/inline copies stay weak and merge as usual). The kernels' own
     # memcpy/memmove/memset calls are not instrumented: send them to the checking versions; a failed assert()
-    # becomes the launch's CUDA_ERROR_ASSERT instead of aborting the process.
+    # becomes the launch's CUDA_ERROR_ASSERT instead of aborting the process; math functions go to math.cpp.
     nm --defined-only "$pre.raw" | awk '$2 ~ /^[TDBR]$/ {print $3}' >"$pre.localize"
     objcopy --localize-symbols="$pre.localize" \
         --redefine-sym memcpy=emu_kernel_memcpy --redefine-sym memmove=emu_kernel_memmove \
         --redefine-sym memset=emu_kernel_memset --redefine-sym __assert_fail=emu_kernel_assert_fail \
-        "$pre.raw" "$pre.o"
+        "${MATH_RENAMES[@]}" "$pre.raw" "$pre.o"
+    nm --undefined-only "$pre.o" | awk '{print $2}' >"$pre.undefined"
 }
+
+# One line for each kernel file (and thing in it) the emulator cannot run as a GPU would; then the build fails.
+refuse_unmodelled() {
+    local flat name undefined src refused=0
+    for flat in "$WORK"/k*.flat; do
+        src=$(head -1 "${flat%.flat}.cpp" | sed -E 's/^.* from (.*): the file itself.*$/\1/')
+        undefined=${flat%.flat}.undefined
+        # Static __shared__ arrays are per-worker thread_locals: a block would see the previous block's values,
+        # where a GPU's are undefined. Dynamic shared memory is poisoned for every block instead.
+        while IFS= read -r name; do
+            echo "build.sh: $src: static __shared__ array '$name' is not supported by the emulator (a block would see" \
+                "the previous block's values): use extern __shared__ (dynamic shared memory, poisoned for every block)" >&2
+            refused=1
+        done < <({ grep -oE '(extern )?EMU_SHARED_MARKER [^;]*;' "$flat" || true; } | { grep -v '^extern ' || true; } |
+            sed -E 's/ ?(\[|=|;).*$//; s/^.* //')
+        # A modelled function still called by its own name was not renamed (say, a new alias GCC emitted).
+        while IFS= read -r name; do
+            echo "build.sh: $src: the call of $name was not redirected to the emulator's math.cpp" >&2
+            refused=1
+        done < <(grep -xE "($(IFS='|'; echo "${MODELLED_MATH[*]}"))" "$undefined" || true)
+        # Library math whose GPU error the emulator does not model (exact ones such as sqrt, rint, fmin are fine).
+        while IFS= read -r name; do
+            echo "build.sh: $src: the kernels call $name, whose GPU error the emulator does not model: add it to" \
+                "src/test/emulator/math.cpp and MODELLED_MATH in build.sh" >&2
+            refused=1
+        done < <(grep -xE "$UNMODELLED_MATH" "$undefined" || true)
+    done
+    [[ $refused == 0 ]] || exit 1
+}
+UNMODELLED_MATH='(a?(sin|cos|tan)h?|atan2|cbrt|erfc?|erfc?inv|exp10|[lt]gamma|hypot|log10|sincos|(sin|cos)pi|[jy][01n]|rsqrt|rcbrt|norm[a-z0-9]*)[fl]?|(exp|exp2|expm1|log|log2|log1p|pow|tanh)l|__[a-z0-9_]+_finite|_ZGV.*'
+
 
 i=0
 for src in "${CU_FILES[@]}"; do
@@ -134,6 +190,8 @@ for src in "${RUNTIME_SOURCES[@]}"; do
     start_job "rt-$name" "compiling the emulator's $name" "$CXX" "${RUNTIME_FLAGS[@]}" -c "$src" -o "$WORK/rt-${name%.*}.o"
 done
 wait_jobs
+
+refuse_unmodelled
 
 # A kernel name may exist once (the driver looks kernels up by name across all of them).
 dups=$(cat "$WORK"/k*.kernels | LC_ALL=C sort | uniq -d | tr '\n' ' ')

@@ -66,6 +66,13 @@ void reset_limits(CUctx_st* c) {
 
 bool live_context(CUctx_st* c) { return emu::is_handle(c) && c->alive; }
 
+// Every context call fails before cuInit, and with the sticky error once a launch has failed: nothing, not even
+// a reset or a destroy, makes CUDA usable again in this process.
+CUresult context_call_allowed() {
+    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    return emu::sticky_error();
+}
+
 // Drops every occurrence of a dead context from the calling thread's stack (others find it dead when used).
 void forget_on_this_thread(CUctx_st* c) {
     for (CUctx_st*& e : t_stack) {
@@ -78,12 +85,13 @@ void forget_on_this_thread(CUctx_st* c) {
 
 namespace emu {
 
-CUresult current_context(CUctx_st** out, bool withSticky) {
+CUresult current_context(CUctx_st** out) {
     if (!initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = sticky_error()) return r;
     CUctx_st* c = t_stack.empty() ? nullptr : t_stack.back();
     if (c == nullptr || !c->alive) return CUDA_ERROR_INVALID_CONTEXT;
     *out = c;
-    return withSticky ? c->sticky : CUDA_SUCCESS;
+    return CUDA_SUCCESS;
 }
 
 void release_context_resources(CUctx_st* ctx) {
@@ -97,7 +105,6 @@ void release_context_resources(CUctx_st* ctx) {
     for (CUevent_st* e : ctx->events) e->alive = false;
     ctx->events.clear();
     free_context_allocations(ctx);
-    ctx->sticky = CUDA_SUCCESS;
     reset_limits(ctx);
 }
 
@@ -105,7 +112,7 @@ void release_context_resources(CUctx_st* ctx) {
 
 EMU_API CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     CUctx_st* p = nullptr;
@@ -118,7 +125,6 @@ EMU_API CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
     if (p->refcount == 0) {
         if (CUresult r = acquire_device()) return r;
         p->alive = true;
-        p->sticky = CUDA_SUCCESS;
         reset_limits(p);
     }
     p->refcount++;
@@ -128,7 +134,7 @@ EMU_API CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev) {
 
 EMU_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     CUctx_st* p = primary();
     if (p->refcount == 0) return CUDA_ERROR_INVALID_CONTEXT;
@@ -140,11 +146,11 @@ EMU_API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev) {
     return CUDA_SUCCESS;
 }
 
-// Frees all of the primary context's resources and clears its sticky error; the handle (and the retain count)
-// stay, so the caller can carry on with the same context.
+// Frees all of the primary context's resources; the handle (and the retain count) stay, so the caller can carry
+// on with the same context. After a failed launch it returns the sticky error and changes nothing.
 EMU_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     CUctx_st* p = primary();
     if (p->alive) emu::release_context_resources(p);
@@ -153,7 +159,7 @@ EMU_API CUresult cuDevicePrimaryCtxReset_v2(CUdevice dev) {
 
 EMU_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, int* active) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     if (flags == nullptr || active == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *flags = primary()->flags;
@@ -163,7 +169,7 @@ EMU_API CUresult cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int* flags, i
 
 EMU_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     primary()->flags = flags;
     return CUDA_SUCCESS;
@@ -171,7 +177,7 @@ EMU_API CUresult cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 
 EMU_API CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice dev) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (dev != 0) return CUDA_ERROR_INVALID_DEVICE;
     if (CUresult r = acquire_device()) return r;
@@ -192,7 +198,7 @@ EMU_API CUresult cuCtxCreate_v2(CUcontext* pctx, unsigned int flags, CUdevice de
 
 EMU_API CUresult cuCtxDestroy_v2(CUcontext ctx) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (!live_context(ctx) || ctx->primary) return CUDA_ERROR_INVALID_CONTEXT;
     emu::release_context_resources(ctx);
     ctx->alive = false;
@@ -203,7 +209,7 @@ EMU_API CUresult cuCtxDestroy_v2(CUcontext ctx) {
 
 EMU_API CUresult cuCtxSetCurrent(CUcontext ctx) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (ctx == nullptr) {
         if (!t_stack.empty()) t_stack.pop_back();
         return CUDA_SUCCESS;
@@ -216,7 +222,7 @@ EMU_API CUresult cuCtxSetCurrent(CUcontext ctx) {
 
 EMU_API CUresult cuCtxGetCurrent(CUcontext* pctx) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (pctx == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *pctx = t_stack.empty() ? nullptr : t_stack.back();
     return CUDA_SUCCESS;
@@ -224,7 +230,7 @@ EMU_API CUresult cuCtxGetCurrent(CUcontext* pctx) {
 
 EMU_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (!live_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     t_stack.push_back(ctx);
     return CUDA_SUCCESS;
@@ -232,7 +238,7 @@ EMU_API CUresult cuCtxPushCurrent_v2(CUcontext ctx) {
 
 EMU_API CUresult cuCtxPopCurrent_v2(CUcontext* pctx) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (t_stack.empty()) return CUDA_ERROR_INVALID_CONTEXT;
     if (pctx != nullptr) *pctx = t_stack.back();
     t_stack.pop_back();
@@ -249,7 +255,7 @@ EMU_API CUresult cuCtxSynchronize(void) {
 EMU_API CUresult cuCtxGetDevice(CUdevice* device) {
     EMU_LOCK;
     CUctx_st* c;
-    if (CUresult r = emu::current_context(&c, false)) return r;
+    if (CUresult r = emu::current_context(&c)) return r;
     if (device == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *device = 0;
     return CUDA_SUCCESS;
@@ -258,7 +264,7 @@ EMU_API CUresult cuCtxGetDevice(CUdevice* device) {
 EMU_API CUresult cuCtxGetFlags(unsigned int* flags) {
     EMU_LOCK;
     CUctx_st* c;
-    if (CUresult r = emu::current_context(&c, false)) return r;
+    if (CUresult r = emu::current_context(&c)) return r;
     if (flags == nullptr) return CUDA_ERROR_INVALID_VALUE;
     *flags = c->flags;
     return CUDA_SUCCESS;
@@ -266,10 +272,10 @@ EMU_API CUresult cuCtxGetFlags(unsigned int* flags) {
 
 EMU_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (ctxId == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (ctx == nullptr) {
-        if (CUresult r = emu::current_context(&ctx, false)) return r;
+        if (CUresult r = emu::current_context(&ctx)) return r;
     }
     if (!live_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     *ctxId = ctx->id;
@@ -278,10 +284,10 @@ EMU_API CUresult cuCtxGetId(CUcontext ctx, unsigned long long* ctxId) {
 
 EMU_API CUresult cuCtxGetApiVersion(CUcontext ctx, unsigned int* version) {
     EMU_LOCK;
-    if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
+    if (CUresult r = context_call_allowed()) return r;
     if (version == nullptr) return CUDA_ERROR_INVALID_VALUE;
     if (ctx == nullptr) {
-        if (CUresult r = emu::current_context(&ctx, false)) return r;
+        if (CUresult r = emu::current_context(&ctx)) return r;
     }
     if (!live_context(ctx)) return CUDA_ERROR_INVALID_CONTEXT;
     *version = 3020;   // the driver API version of _v2 contexts

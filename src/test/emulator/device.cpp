@@ -1,26 +1,27 @@
 // cuInit, the driver version and the one emulated device's identity and attributes. The clock rates, bus
 // width and similar numbers are fixed fakes that merely look plausible; nothing here measures the host.
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
+
+#include <string>
 
 #include "state.h"
 
 namespace {
 
-const char kDeviceName[] = "mechspec CUDA emulator (CPU)";   // the Java side detects the emulator by this prefix
+// The Java side detects the emulator by the prefix "mechspec CUDA emulator". With adversarial math the device is
+// a different GPU for every seed, and says so: artifacts record the name, and the report gate compares the
+// metrics of such a run with no reference's (its check outcomes it does compare).
+std::string device_name() {
+    const emu::Config& c = emu::config();
+    if (!c.adversarialMath) return "mechspec CUDA emulator (CPU)";
+    return "mechspec CUDA emulator (CPU, adversarial math, seed " + std::to_string(c.mathSeed) + ")";
+}
 const char kPciBusId[] = "0000:01:00.0";
 
 CUresult check_device(CUdevice dev) {
     if (!emu::initialized()) return CUDA_ERROR_NOT_INITIALIZED;
     return dev == 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_DEVICE;
-}
-
-// MECHSPEC_EMU_SM_COUNT: the multiprocessor count reported (default 4), for host code that sizes launches from it.
-int sm_count() {
-    const char* v = getenv("MECHSPEC_EMU_SM_COUNT");
-    int n = v ? atoi(v) : 0;
-    return n >= 1 && n <= 100000 ? n : 4;
 }
 
 // Value of a CUdevice_attribute, or false for one the emulator does not know.
@@ -41,7 +42,7 @@ bool attribute(int attr, int* value) {
         case 13: *value = 1500000; return true;           // clock rate, kHz (fake)
         case 14: *value = 512; return true;               // texture alignment
         case 15: *value = 1; return true;                 // gpu overlap
-        case 16: *value = sm_count(); return true;        // multiprocessor count (fake; MECHSPEC_EMU_SM_COUNT)
+        case 16: *value = c.multiprocessors; return true; // multiprocessor count (MECHSPEC_EMU_SM_COUNT)
         case 17: *value = 0; return true;                 // kernel exec timeout
         case 18: *value = 0; return true;                 // integrated
         case 19: *value = 1; return true;                 // can map host memory
@@ -59,7 +60,7 @@ bool attribute(int attr, int* value) {
         case 35: *value = 0; return true;                 // TCC driver
         case 36: *value = 7001000; return true;           // memory clock rate, kHz (fake)
         case 37: *value = 256; return true;               // global memory bus width, bits (fake)
-        case 38: *value = 4 << 20; return true;           // L2 cache bytes (fake)
+        case 38: *value = c.l2Bytes; return true;         // L2 cache bytes (MECHSPEC_EMU_L2_BYTES)
         case 39: *value = 2048; return true;              // max threads per multiprocessor
         case 40: *value = 2; return true;                 // async engines
         case 41: *value = 1; return true;                 // unified addressing
@@ -158,7 +159,7 @@ EMU_API CUresult cuDeviceGetName(char* name, int len, CUdevice dev) {
     EMU_LOCK;
     if (CUresult r = check_device(dev)) return r;
     if (name == nullptr || len <= 0) return CUDA_ERROR_INVALID_VALUE;
-    snprintf(name, (size_t) len, "%s", kDeviceName);
+    snprintf(name, (size_t) len, "%s", device_name().c_str());
     return CUDA_SUCCESS;
 }
 

@@ -1,5 +1,5 @@
 // cuLaunchKernel: configuration and argument checks (returned at once, not sticky), then the launch itself;
-// an execution error becomes the context's sticky error, as it would on a GPU.
+// an execution error becomes the process's sticky error, as it would on a GPU.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +86,28 @@ void print_totals() {
                 g_totals.blocks, g_totals.threads, g_totals.seconds);
 }
 
+// At the first launch: one line per strict mode with its seed, so that a failing run can be replayed (and one
+// when the kernels lack nvcc's contraction, see build.sh).
+void announce_modes() {
+    const emu::Config& c = emu::config();
+#if !EMU_KERNELS_CONTRACTED
+    emu::report("kernels were built without multiply-add contraction (the build host has no FMA instructions): "
+                "unlike nvcc's, every a * b + c rounds twice");
+#endif
+    if (c.order == emu::ThreadOrder::kShuffle) {
+        unsigned long long seed = c.shuffleSeed;
+        emu::report("thread order shuffled, seed %llu (MECHSPEC_EMU_THREAD_ORDER=shuffle:%llu reproduces it)", seed,
+                    seed);
+    }
+    if (c.adversarialMath) {
+        unsigned long long seed = c.mathSeed;
+        emu::report("math functions perturbed within CUDA's ulp bounds, seed %llu (MECHSPEC_EMU_MATH=adversarial:%llu "
+                    "reproduces it)", seed, seed);
+    }
+}
+
+uint64_t g_launches = 0;   // launches started in this process
+
 CUresult launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,
                 unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, unsigned int sharedMemBytes,
                 CUstream hStream, void** kernelParams, void** extra) {
@@ -105,6 +127,8 @@ CUresult launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsi
     L.sharedBytes = sharedMemBytes;
     L.args = args.data();
     L.totalBlocks = (uint64_t) gridDimX * gridDimY * gridDimZ;
+    if (g_launches == 0) announce_modes();
+    L.number = g_launches++;
     auto start = std::chrono::steady_clock::now();
     CUresult error = emu::execute(L);
     if (emu::config().verbose) {
@@ -113,7 +137,7 @@ CUresult launch(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsi
         g_totals.threads += L.totalBlocks * blockDimX * blockDimY * blockDimZ;
         g_totals.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
-    if (error != CUDA_SUCCESS) ctx->sticky = error;   // seen by cuCtxSynchronize and every later call
+    if (error != CUDA_SUCCESS) emu::set_sticky_error(error);   // every later call of the process returns it
     return CUDA_SUCCESS;
 }
 

@@ -1,4 +1,4 @@
-// The device address range and its allocation table.
+// The device address range and its allocation table: freed ranges reused most recent first, a bump pointer above.
 #include "memory.h"
 
 #include <errno.h>
@@ -7,7 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <algorithm>
+#include <iterator>
+#include <map>
 #include <vector>
 
 #include "state.h"
@@ -21,9 +22,17 @@ namespace {
 
 constexpr size_t kGap = 64 << 10;   // inaccessible bytes after each allocation's last page
 
-uintptr_t g_next = 0;                         // bump pointer: addresses are never handed out twice
+uintptr_t g_next = 0;              // bump pointer: nothing at or above it has been handed out yet
 size_t g_liveBytes = 0;
-std::vector<Allocation*>* g_allocs = nullptr;  // sorted by base (bases only grow); records are never deleted
+// Records by base, live and freed; their spans never overlap (a reused range drops the freed records in it).
+std::map<uintptr_t, Allocation*>* g_records = nullptr;
+// Freed address ranges (an allocation's pages and gap), the most recently freed last. Not coalesced: a GPU's
+// allocator hands a freed block to the next allocation that fits, so a stale pointer aliases it.
+struct FreeRange {
+    uintptr_t base;
+    size_t bytes;
+};
+std::vector<FreeRange>* g_free = nullptr;
 
 size_t page() {
     static const size_t p = (size_t) sysconf(_SC_PAGESIZE);
@@ -40,9 +49,10 @@ bool reserve() {
         void* p = mmap(nullptr, span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
         if (p != MAP_FAILED) {
             g_deviceBase = (uintptr_t) p;
-            g_next = g_deviceBase + kGap;   // the first page stays unmapped too
+            g_next = g_deviceBase + kGap;   // the first 64 KiB stay unmapped too
             g_deviceSpan = span;
-            g_allocs = new std::vector<Allocation*>;
+            g_records = new std::map<uintptr_t, Allocation*>;
+            g_free = new std::vector<FreeRange>;
             return true;
         }
     }
@@ -50,15 +60,46 @@ bool reserve() {
     return false;
 }
 
-// Returns a range to "reserved, no access, no memory".
+// Returns a range to "reserved, no access, no memory" (its old contents are gone).
 void decommit(uintptr_t base, size_t bytes) {
     mmap((void*) base, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0);
+}
+
+// The front of the most recently freed range that holds span bytes (its rest stays free), else fresh addresses
+// from the bump pointer; 0 when the device range is used up.
+uintptr_t take_range(size_t span) {
+    for (size_t i = g_free->size(); i-- > 0;) {
+        FreeRange& r = (*g_free)[i];
+        if (r.bytes < span) continue;
+        uintptr_t base = r.base;
+        r.base += span;
+        r.bytes -= span;
+        if (r.bytes == 0) g_free->erase(g_free->begin() + (long) i);
+        return base;
+    }
+    if (span > g_deviceBase + g_deviceSpan - g_next) return 0;
+    uintptr_t base = g_next;
+    g_next += span;
+    return base;
+}
+
+void give_back_range(uintptr_t base, size_t span) { g_free->push_back(FreeRange{base, span}); }
+
+// Drops the records of freed allocations whose spans overlap [base, base + span), which is being reused.
+void forget_freed(uintptr_t base, size_t span) {
+    auto it = g_records->lower_bound(base);
+    if (it != g_records->begin() && std::prev(it)->second->base + std::prev(it)->second->span > base) --it;
+    while (it != g_records->end() && it->first < base + span) {
+        delete it->second;   // only freed records can lie there: live ones own their ranges
+        it = g_records->erase(it);
+    }
 }
 
 void release(Allocation* a) {
     decommit(a->base, round_up(a->size, page()));
     a->live = false;
     g_liveBytes -= a->size;
+    give_back_range(a->base, a->span);
 }
 
 }  // namespace
@@ -69,16 +110,21 @@ CUresult device_alloc(CUctx_st* ctx, size_t bytes, CUdeviceptr* out) {
     if (bytes > emu_limits::kTotalMemory - g_liveBytes) return CUDA_ERROR_OUT_OF_MEMORY;
     size_t mapped = round_up(bytes, page());
     size_t span = mapped + kGap;
-    if (span > g_deviceBase + g_deviceSpan - g_next) {
-        report("the device address range is used up (addresses are never reused)");
+    uintptr_t base = take_range(span);
+    if (base == 0) {
+        report("the device address range is used up");
         return CUDA_ERROR_OUT_OF_MEMORY;
     }
-    if (mprotect((void*) g_next, mapped, PROT_READ | PROT_WRITE) != 0) return CUDA_ERROR_OUT_OF_MEMORY;
-    auto* a = new Allocation{g_next, bytes, span, ctx, true};
-    g_allocs->push_back(a);
-    g_next += span;
+    if (mprotect((void*) base, mapped, PROT_READ | PROT_WRITE) != 0) {
+        give_back_range(base, span);
+        return CUDA_ERROR_OUT_OF_MEMORY;
+    }
+    forget_freed(base, span);
+    auto* a = new Allocation{base, bytes, span, ctx, true};
+    (*g_records)[base] = a;
     g_liveBytes += bytes;
-    *out = a->base;
+    memset((void*) base, kPoisonByte, bytes);   // a GPU's fresh memory holds whatever was there, never a promise
+    *out = base;
     return CUDA_SUCCESS;
 }
 
@@ -90,20 +136,19 @@ CUresult device_free(CUdeviceptr p) {
 }
 
 void free_context_allocations(CUctx_st* ctx) {
-    if (g_allocs == nullptr) return;
-    for (Allocation* a : *g_allocs) {
-        if (a->live && a->ctx == ctx) release(a);
+    if (g_records == nullptr) return;
+    for (auto& r : *g_records) {
+        if (r.second->live && r.second->ctx == ctx) release(r.second);
     }
 }
 
 size_t live_bytes() { return g_liveBytes; }
 
 const Allocation* find_allocation(uintptr_t a) {
-    if (g_allocs == nullptr || !in_device_range(a)) return nullptr;
-    auto it = std::upper_bound(g_allocs->begin(), g_allocs->end(), a,
-                               [](uintptr_t v, const Allocation* al) { return v < al->base; });
-    if (it == g_allocs->begin()) return nullptr;
-    const Allocation* al = *(it - 1);
+    if (g_records == nullptr || !in_device_range(a)) return nullptr;
+    auto it = g_records->upper_bound(a);
+    if (it == g_records->begin()) return nullptr;
+    const Allocation* al = std::prev(it)->second;
     return a - al->base < al->span ? al : nullptr;
 }
 

@@ -1,5 +1,6 @@
-// Device memory: one big reserved virtual range; every allocation gets fresh, never reused addresses followed
-// by an inaccessible gap, so out-of-bounds and use-after-free accesses are recognisable.
+// Device memory: one big reserved virtual range. Every allocation is followed by an inaccessible gap, so an
+// out-of-bounds access is recognisable; freed address ranges are reused as a GPU's allocator reuses them, so a
+// stale pointer may alias a newer allocation; fresh allocations hold a poison pattern, not zeros.
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
@@ -11,10 +12,14 @@ namespace emu {
 struct Allocation {
     uintptr_t base;
     size_t size;          // bytes requested
-    size_t span;          // bytes of address space it owns, up to the next allocation (pages + gap)
+    size_t span;          // bytes of address space it owns: its pages and the gap after them
     CUctx_st* ctx;
-    bool live;
+    bool live;            // a freed allocation's record stays (for messages) until its range is reused
 };
+
+// What a fresh allocation holds: all bytes 0xFF, a NaN in fp16, bf16, fp32 and fp64 and -1 in every integer
+// width, so a kernel reading memory nobody wrote shows it.
+constexpr unsigned char kPoisonByte = 0xFF;
 
 // The reserved device range [g_deviceBase, g_deviceBase + g_deviceSpan); empty until the first allocation.
 extern uintptr_t g_deviceBase;
@@ -27,7 +32,7 @@ CUresult device_free(CUdeviceptr p);            // CUDA_ERROR_INVALID_VALUE unle
 void free_context_allocations(CUctx_st* ctx);
 size_t live_bytes();
 
-// The allocation (live or freed) whose span holds a, or null.
+// The allocation (live, or freed and not yet reused) whose span holds a, or null.
 const Allocation* find_allocation(uintptr_t a);
 
 // True when [a, a + n) lies inside one live allocation.

@@ -7,6 +7,7 @@
 #include <new>
 #include <thread>
 
+#include "order.h"
 #include "scheduler.h"
 #include "state.h"
 
@@ -23,12 +24,18 @@ void run_blocks(Worker* w, Launch& L) {
     for (Range& r : w->cache) r = Range{0, 0};   // frees between launches invalidate it
     emu_blockDim = {L.block.x, L.block.y, L.block.z};
     emu_gridDim = {L.grid.x, L.grid.y, L.grid.z};
-    const bool reverse = config().reverseOrder;
+    // Blocks are handed out in this order: the k-th block to start is block_at(k).
+    const ThreadOrder order = config().order;
+    const Permutation shuffled(L.totalBlocks, mix64(config().shuffleSeed, L.number));
+    auto block_at = [&](uint64_t k) {
+        if (order == ThreadOrder::kReverse) return L.totalBlocks - 1 - k;
+        return order == ThreadOrder::kShuffle ? shuffled(k) : k;
+    };
     for (;;) {
         if (L.abort.load(std::memory_order_relaxed)) break;
         uint64_t b = L.next.fetch_add(1, std::memory_order_relaxed);
         if (b >= L.totalBlocks) break;
-        if (!run_block(w, L, reverse ? L.totalBlocks - 1 - b : b)) {
+        if (!run_block(w, L, block_at(b))) {
             std::lock_guard<std::mutex> g(L.errorMutex);
             if (L.error == CUDA_SUCCESS) {   // only the first error of a launch is reported
                 L.error = w->error;

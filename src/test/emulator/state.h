@@ -1,6 +1,8 @@
 // Process-wide emulator state: configuration from the environment, the API lock, and the handle objects
 // (contexts, modules, functions, streams, events) behind the driver's opaque pointers.
 #pragma once
+#include <stdint.h>
+
 #include <chrono>
 #include <map>
 #include <mutex>
@@ -13,13 +15,20 @@ namespace emu {
 
 struct KernelInfo;
 
+enum class ThreadOrder { kForward, kReverse, kShuffle };
+
 struct Config {
     int ccMajor = 9, ccMinor = 0;           // MECHSPEC_EMU_CC
     int driverVersion = 13000;              // MECHSPEC_EMU_DRIVER_VERSION
     bool exclusiveProcess = false;          // MECHSPEC_EMU_COMPUTE_MODE=exclusive-process
     std::string lockPath;                   // MECHSPEC_EMU_LOCK
     int workers = 4;                        // MECHSPEC_EMU_WORKERS
-    bool reverseOrder = false;              // MECHSPEC_EMU_THREAD_ORDER=reverse
+    ThreadOrder order = ThreadOrder::kForward;   // MECHSPEC_EMU_THREAD_ORDER=forward|reverse|shuffle[:SEED]
+    uint64_t shuffleSeed = 0;
+    bool adversarialMath = false;           // MECHSPEC_EMU_MATH=host|adversarial[:SEED]
+    uint64_t mathSeed = 0;
+    int multiprocessors = 4;                // MECHSPEC_EMU_SM_COUNT
+    int l2Bytes = 4 << 20;                  // MECHSPEC_EMU_L2_BYTES
     bool verbose = false;                   // MECHSPEC_EMU_VERBOSE=1
 };
 
@@ -33,6 +42,12 @@ std::recursive_mutex& api_mutex();
 
 bool initialized();
 void set_initialized();
+
+// The process's sticky error: the first execution error of any launch (CUDA_SUCCESS before one). CUDA's
+// documentation says the process must then be terminated to use CUDA again, so it is never cleared: every
+// later call that works on a context (resets, releases and destroys included) returns it.
+CUresult sticky_error();
+void set_sticky_error(CUresult error);
 
 // One line on stderr, prefixed "mechspec CUDA emulator: ".
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -49,7 +64,6 @@ struct CUctx_st {
     bool alive = false;              // created and not destroyed; for the primary context: refcount > 0
     int refcount = 0;                // primary context only
     unsigned flags = 0;
-    CUresult sticky = CUDA_SUCCESS;  // the first execution error; returned by every later call on the context
     size_t limits[10] = {};
     std::vector<CUmod_st*> modules;
     std::vector<CUstream_st*> streams;
@@ -92,10 +106,10 @@ struct CUevent_st {
 namespace emu {
 
 // The calling thread's current context for a call that works on it: CUDA_ERROR_NOT_INITIALIZED before cuInit,
-// CUDA_ERROR_INVALID_CONTEXT without a live one, else the context's sticky error (when withSticky).
-CUresult current_context(CUctx_st** out, bool withSticky = true);
+// the process's sticky error after a failed launch, CUDA_ERROR_INVALID_CONTEXT without a live context.
+CUresult current_context(CUctx_st** out);
 
-// Frees everything a context owns (allocations, modules, streams, events) and clears its sticky error.
+// Frees everything a context owns (allocations, modules, streams, events).
 void release_context_resources(CUctx_st* ctx);
 
 // Resolves a stream argument: null and the legacy/per-thread handles mean the current context.

@@ -33,6 +33,7 @@ struct Launch {
     unsigned sharedBytes;
     const unsigned char* args;
     uint64_t totalBlocks;
+    uint64_t number;                       // launches before this one in the process (keys the shuffle)
     int participants;                      // workers that take part: min(workers, blocks)
     std::atomic<uint64_t> next{0};         // next block to hand out
     std::atomic<bool> abort{false};        // an execution error: stop handing out blocks
@@ -66,6 +67,7 @@ struct Worker {
     char* stacks = nullptr;                // this worker's part of the fiber stack reservation
     unsigned stacksReady = 0;
     std::vector<unsigned> freeStacks;      // stacks no running or waiting fiber uses
+    std::vector<unsigned> order;           // the fibers' order in this barrier phase (shuffled order only)
     int index = 0;
 };
 

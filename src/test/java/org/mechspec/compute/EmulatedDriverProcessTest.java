@@ -11,8 +11,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * GPU-runner conditions shown with the emulated driver in child JVMs: a driver older than the kernels, and an
- * EXCLUSIVE_PROCESS device that admits one process at a time.
+ * GPU-runner conditions shown with the emulated driver in child JVMs: a driver older than the kernels, an
+ * EXCLUSIVE_PROCESS device that admits one process at a time, and a device of another size (multiprocessor count and
+ * L2 cache, which the bench sizes its work from).
  */
 @Tag("cuda")
 @Tag("platform")
@@ -61,6 +62,26 @@ class EmulatedDriverProcessTest {
         ChildJvm.Result afterBackend = ChildJvm.run(exclusive, SecondProcess.class.getName(), "backend");
         assertThat(afterBackend.exit()).as(afterBackend.output()).isEqualTo(1);
         assertThat(afterBackend.output()).contains("EXCLUSIVE_PROCESS");
+    }
+
+    @Test
+    void theMultiprocessorCountAndTheL2SizeAreTheEnvironmentsOrFourAndFourMebibytes() throws Exception {
+        ChildJvm.Result h200 = ChildJvm.run(ChildJvm.emulated(Map.of("MECHSPEC_EMU_SM_COUNT", "132",
+                "MECHSPEC_EMU_L2_BYTES", "52428800")), DeviceSize.class.getName());
+        assertThat(h200.exit()).as(h200.output()).isZero();
+        assertThat(h200.output()).contains("multiprocessors 132, L2 52428800 bytes");
+        ChildJvm.Result defaults = ChildJvm.run(ChildJvm.emulated(Map.of("MECHSPEC_EMU_SM_COUNT", "many",
+                "MECHSPEC_EMU_L2_BYTES", "")), DeviceSize.class.getName());
+        assertThat(defaults.exit()).as(defaults.output()).isZero();
+        assertThat(defaults.output()).contains("ignoring MECHSPEC_EMU_SM_COUNT=many", "multiprocessors 4, L2 4194304 bytes");
+    }
+
+    /** Prints the device's multiprocessor count and L2 cache size as the backend reads them. */
+    public static final class DeviceSize {
+        public static void main(String[] args) {
+            CudaBackend cuda = CudaBackend.get();
+            System.out.println("multiprocessors " + cuda.attribute(16) + ", L2 " + cuda.attribute(38) + " bytes");
+        }
     }
 
     /**

@@ -49,6 +49,26 @@ class GateAndLayoutTest {
     }
 
     @Test
+    void aRunWithTheEmulatorsAdversarialMathIsJudgedByItsCheckOutcomesNotItsMetricValues() {
+        PaperRun reference = run(1e-15, 100, true);
+        reference.device = "mechspec CUDA emulator (CPU)";
+        PaperRun adversarial = run(1e-11, 101, true);
+        adversarial.device = "mechspec CUDA emulator (CPU, adversarial math, seed 7)";
+        assertThat(ArtifactDiff.compare(MANIFEST, adversarial, reference)).isEmpty();
+        PaperRun failing = run(1e-11, 101, false);
+        failing.device = adversarial.device;
+        assertThat(ArtifactDiff.compare(MANIFEST, failing, reference)).containsExactly("mechspec.seeds.42.checks.c: false vs reference true",
+                "mechspec.seeds.43.checks.c: false vs reference true");
+        // Host math, or another device altogether: metric values are compared as ever.
+        PaperRun host = run(1e-11, 100, true);
+        host.device = reference.device;
+        assertThat(ArtifactDiff.compare(MANIFEST, host, reference)).anyMatch(f -> f.startsWith("mechspec.seeds.42.metrics.err:"));
+        PaperRun otherCpu = run(1e-11, 100, true);
+        otherCpu.device = "a CPU with adversarial math in its name";
+        assertThat(ArtifactDiff.compare(MANIFEST, otherCpu, reference)).anyMatch(f -> f.startsWith("mechspec.seeds.42.metrics.err:"));
+    }
+
+    @Test
     void roundTripThroughTheMechspecBlockKeepsEverything() {
         PaperRun r = run(1e-15, 100, true);
         r.propertyChecks.put("c", true);
