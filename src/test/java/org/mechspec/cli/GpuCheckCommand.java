@@ -45,8 +45,8 @@ import picocli.CommandLine.Spec;
     "Exit 0 all passed, 1 a contract failed, a step did not finish or the budget ran out, 2 no usable device or bad options."})
 final class GpuCheckCommand implements Callable<Integer> {
     static final String RECORD = "gpu-check.json";
-    /** The emulated run whose host time and launch counts the estimate starts from (README, "GPU runner"). */
-    static final String BASIS = "gpu-check.cuda-emulated.json";
+    /** The emulated rehearsal, under reports/, whose host time and launch counts the estimate starts from. */
+    static final String BASIS = "gpu/gpu-check.cuda-emulated.json";
     private static final Pattern PAPER_DONE = Pattern.compile("^\\[mechspec] paper (\\S+): its process took ([0-9.]+) s \\(exit (-?\\d+)\\)$");
     private static final Pattern COUNTS = Pattern.compile("^contracts: (\\d+) passed, (\\d+) failed, (\\d+) skipped$");
 

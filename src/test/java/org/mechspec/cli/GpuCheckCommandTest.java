@@ -35,6 +35,7 @@ class GpuCheckCommandTest {
         Files.writeString(contracts.resolve("cudaok.json"), CudaFaultFixtureContracts.OK_MANIFEST);
         Files.writeString(contracts.resolve("clifixture.json"), RunFixtureContracts.MANIFEST.replace("[42, 43]", "[42]"));
         Path reports = Files.createDirectories(dir.resolve("reports"));
+        Files.createDirectories(reports.resolve(GpuCheckCommand.BASIS).getParent());
         Files.writeString(reports.resolve(GpuCheckCommand.BASIS), """
                 {"papers": {"cudaok": {"process_seconds": 12.5, "device_ms": 2500, "kernel_launches": 2000,
                                        "bytes_to_device": 5000000000, "bytes_from_device": 0}}}
