@@ -652,7 +652,7 @@ def attention(k, v, q, causal, dtype):
     else:
         scale = 1.0 / np.sqrt(float(d))
     kh = np.ascontiguousarray(k.transpose(1, 2, 0))  # [kv_heads, d, length]: a channel's keys contiguous
-    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d] (a view; matmul reads it in place)
+    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d] (a view)
     qg = np.ascontiguousarray(q.reshape(kv_heads, group * tq, d))
     with np.errstate(invalid="ignore", over="ignore"):
         # Dot products in ascending channel order, one rounded multiply and one rounded add per channel, as the
@@ -676,9 +676,16 @@ def attention(k, v, q, causal, dtype):
         else:
             w = np.exp(logits - mx)
         denom = np.cumsum(w, axis=2)[:, :, -1:]  # ascending key order (masked weights are 0)
-        p = w / denom
-    out = np.matmul(p.reshape(kv_heads, group * tq, length), vh).reshape(hq, tq, d)
-    return out.astype(dtype, copy=False), logits
+        p = (w / denom).reshape(kv_heads, group * tq, length)
+    # Σ p·v in ascending key order, one rounded multiply and add per key, as the CPU twin sums it: a matmul's
+    # blocking depends on how many queries share the call, so one query alone and in a batch could differ in the
+    # last bits (masked keys add exact zeros here).
+    out = np.zeros((kv_heads, group * tq, d), dtype=dtype)
+    term = np.empty_like(out)
+    for j in range(length):
+        np.multiply(p[:, :, j:j + 1], vh[:, j:j + 1, :], out=term)
+        np.add(out, term, out=out)
+    return out.reshape(hq, tq, d), logits
 
 
 def _check_attention(k, hq, tq, causal):

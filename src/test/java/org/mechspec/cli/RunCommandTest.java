@@ -53,7 +53,8 @@ class RunCommandTest {
     void failedContractExitsOneWithALineSayingWhatFailed() throws Exception {
         Path contracts = Files.createDirectories(dir.resolve("contracts"));
         Files.writeString(contracts.resolve("clifixture.json"), RunFixtureContracts.MANIFEST);
-        ChildMain r = fork(RunWithFixtures.class.getName(), List.of("-Dmechspec.contracts.dir=" + contracts), "--backend", "cpu", "--out", "out");
+        ChildMain r = fork(RunWithFixtures.class.getName(), List.of("-Dmechspec.contracts.dir=" + contracts), "--paper", "clifixture",
+                "--backend", "cpu", "--out", "out");
         assertThat(r.code()).as(r.out()).isEqualTo(1);
         assertThat(r.out()).contains("contracts: 3 passed, 1 failed, 0 skipped")
                 .containsPattern("FAILED RunFixtureContracts > fails\\(SeedRun\\) > .*seed 43.*: \\[seed\\] Expecting actual: 43L? to be less than: 43");
