@@ -22,51 +22,132 @@ __device__ __forceinline__ float half_at(const unsigned char* p) {
     return __half2float(__ushort_as_half(load_half(p)));
 }
 
-// Rows [from, from + n) of fp16 [token][channels] at src, KV head kvh, into the tile. Threads take a row's channels
-// side by side (coalesced), several rows at once when a row has fewer channels than the block has threads.
+// Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU): eight fp16 channels of a row. The address
+// must be 16-byte aligned: rows are, when the row's channel count and the head dim are multiples of 8 and the
+// buffer starts 16-byte aligned (cuMemAlloc's are). A plain struct, so the emulator checks it as one 16-byte access.
+struct __align__(16) Words4 {
+    unsigned int w[4];
+};
+
+__device__ __forceinline__ float half_lo(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w & 0xffffu))); }
+__device__ __forceinline__ float half_hi(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w >> 16))); }
+
+// Each thread's fixed place in the block's work, worked out once in the kernel's prologue: every division and
+// remainder of the kernel is here, none in a loop (DecodeKernelCodeTest checks the PTX for that).
+struct Lanes {
+    // fp16 rows read 8 channels (16 bytes) per load: vecLanes threads side by side on a row's d/8 vectors, vecRows
+    // rows at once; a thread past vecRows·vecLanes reads nothing.
+    int vecLanes, vecRows, vecRow, vecCol;
+    // Scalar rows (values of quantized groups, fp16 rows whose head dim is not a multiple of 8): one channel a thread.
+    int lanes, rows, row, col;
+    // Keys of a quantized group: thread (token keyT, channels keyC0, keyC0 + keyCStep, ...).
+    int keyT, keyC0, keyCStep;
+    // Scores: thread (token scoreT, heads scoreH0, scoreH0 + scoreHStep, ...); tile is a power of two <= blockDim.
+    int scoreT, scoreH0, scoreHStep;
+    // Output accumulators: thread (channel accC, accC + lanes, ...; heads accH0, accH0 + accHStep, ...).
+    int accC, accH0, accHStep;
+    // Packed values: the value group of the thread's first channel (kvh·d + col) / gc.
+    int valueGroup;
+};
+
+__device__ __forceinline__ Lanes make_lanes(int d, int tile) {
+    Lanes a;
+    int tid = threadIdx.x, threads = blockDim.x;
+    int dv = d >> 3;
+    a.vecLanes = dv < threads ? dv : threads;
+    a.vecRows = a.vecLanes > 0 ? threads / a.vecLanes : 0;
+    a.vecRow = a.vecLanes > 0 ? tid / a.vecLanes : 0;
+    a.vecCol = a.vecLanes > 0 ? tid % a.vecLanes : 0;
+    a.lanes = d < threads ? d : threads;
+    a.rows = threads / a.lanes;
+    a.row = tid / a.lanes;
+    a.col = tid % a.lanes;
+    a.keyT = tid % tile;
+    a.keyC0 = tid / tile;
+    a.keyCStep = threads / tile;
+    a.scoreT = a.keyT;
+    a.scoreH0 = a.keyC0;
+    a.scoreHStep = a.keyCStep;
+    a.accC = a.col;
+    a.accH0 = a.row;
+    a.accHStep = a.rows;
+    return a;
+}
+
+// Rows [from, from + n) of fp16 [token][channels] at src, KV head kvh, into the tile: 16-byte loads when a row's
+// channels and the head dim are multiples of 8, else one 2-byte element a thread.
 template <typename T>
-__device__ void fp16_rows(const unsigned char* src, int channels, T* tile, int stride, int from, int n, int kvh, int d) {
-    int lanes = d < (int) blockDim.x ? d : (int) blockDim.x;
-    int rows = blockDim.x / lanes;
-    int r = threadIdx.x / lanes;
-    if (r >= rows) return;
-    for (int c = threadIdx.x % lanes; c < d; c += lanes) {
-        for (int t = r; t < n; t += rows) {
+__device__ void fp16_rows(const unsigned char* __restrict__ src, int channels, T* tile, int stride, int from, int n,
+                          int kvh, int d, const Lanes& a) {
+    if ((d & 7) == 0 && (channels & 7) == 0) {
+        if (a.vecRow >= a.vecRows) return;
+        const Words4* rows = reinterpret_cast<const Words4*>(src);
+        long rowVecs = channels >> 3;
+        long head = (long) kvh * (d >> 3);
+        for (int t = a.vecRow; t < n; t += a.vecRows) {
+            const Words4* row = rows + (long) (from + t) * rowVecs + head;
+            T* out = tile + t * stride;
+            for (int v = a.vecCol; v < (d >> 3); v += a.vecLanes) {
+                Words4 x = row[v];
+                T* o = out + 8 * v;
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    o[2 * k] = (T) half_lo(x.w[k]);
+                    o[2 * k + 1] = (T) half_hi(x.w[k]);
+                }
+            }
+        }
+        return;
+    }
+    if (a.row >= a.rows) return;
+    for (int c = a.col; c < d; c += a.lanes) {
+        for (int t = a.row; t < n; t += a.rows) {
             tile[t * stride + c] = (T) half_at(src + 2 * ((long) (from + t) * channels + kvh * d + c));
         }
     }
 }
 
+// Where a tile is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
+// (g = groups), and where that segment ends. Worked out once per block by division, then advanced tile by tile.
+struct Segment {
+    int g, start, end;
+};
+
 // The packed cache (layout: packed_cache.cuh), dequantized in T as it is read. The chunk kernel never lets a tile
 // straddle two segments (sink, one quantized group, residual), so a tile's segment and group are uniform across the
-// block, and a thread works out its channel's layout once per tile, not per element.
+// block.
 struct PackedRows {
     Cache K;
 
     __device__ int residual_start() const { return K.sinkLen + K.groups * K.G; }
 
-    // End (exclusive) of the segment holding position j; the residual runs to the end of the cache.
-    __device__ int segment_end(int j) const {
-        if (j < K.sinkLen) return K.sinkLen;
-        if (j >= residual_start()) return 0x7fffffff;
-        return K.sinkLen + ((j - K.sinkLen) / K.G + 1) * K.G;
+    __device__ Segment segment_of(int j) const {
+        if (j < K.sinkLen) return Segment{-1, 0, K.sinkLen};
+        if (j >= residual_start()) return Segment{K.groups, residual_start(), 0x7fffffff};
+        int g = (j - K.sinkLen) / K.G;
+        return Segment{g, K.sinkLen + g * K.G, K.sinkLen + (g + 1) * K.G};
+    }
+
+    // The segment after s (no division: the next group, or the residual after the last).
+    __device__ Segment next(const Segment& s) const {
+        int g = s.g + 1;
+        if (g >= K.groups) return Segment{K.groups, residual_start(), 0x7fffffff};
+        return Segment{g, s.end, s.end + K.G};
     }
 
     // Keys: per-channel bit streams of the group's tokens, so neighbouring threads take neighbouring tokens of one
     // channel (adjacent bits) and share its scale and zero.
     template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, int tileKeys) const {
-        if (from < K.sinkLen || from >= residual_start()) {
-            fp16_rows<T>(from < K.sinkLen ? K.sinkK : K.resK, K.Hkv * K.d, tile, stride,
-                         from < K.sinkLen ? from : from - residual_start(), n, kvh, d);
+    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, const Segment& s, const Lanes& a) const {
+        if (s.g < 0 || s.g >= K.groups) {
+            fp16_rows<T>(s.g < 0 ? K.sinkK : K.resK, K.Hkv * K.d, tile, stride, from - s.start, n, kvh, d, a);
             return;
         }
-        int g = (from - K.sinkLen) / K.G;
-        int t0 = from - K.sinkLen - g * K.G;
-        int t = threadIdx.x % tileKeys;
+        int t0 = from - s.start;
+        int t = a.keyT;
         if (t >= n) return;
-        long base = (long) g * (K.Hkv * K.d) + kvh * d;
-        for (int c = threadIdx.x / tileKeys; c < d; c += blockDim.x / tileKeys) {
+        long base = (long) s.g * (K.Hkv * K.d) + kvh * d;
+        for (int c = a.keyC0; c < d; c += a.keyCStep) {
             int code = get_code(K.keyCodes + K.keyOffsets[base + c], t0 + t, K.keyBits[base + c]);
             const unsigned char* m = K.keyMeta + 4 * (base + c);
             tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
@@ -75,27 +156,27 @@ struct PackedRows {
 
     // Values: per-token groups of gc channels, so threads take a token's channels side by side, as for fp16 rows.
     template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, int) const {
-        if (from < K.sinkLen || from >= residual_start()) {
-            fp16_rows<T>(from < K.sinkLen ? K.sinkV : K.resV, K.Hkv * K.d, tile, stride,
-                         from < K.sinkLen ? from : from - residual_start(), n, kvh, d);
+    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, const Segment& s, const Lanes& a) const {
+        if (s.g < 0 || s.g >= K.groups) {
+            fp16_rows<T>(s.g < 0 ? K.sinkV : K.resV, K.Hkv * K.d, tile, stride, from - s.start, n, kvh, d, a);
             return;
         }
-        int g = (from - K.sinkLen) / K.G;
-        long token0 = (long) g * K.G + (from - K.sinkLen - g * K.G);
-        int lanes = d < (int) blockDim.x ? d : (int) blockDim.x;
-        int rows = blockDim.x / lanes;
-        int r = threadIdx.x / lanes;
-        if (r >= rows) return;
-        for (int c = threadIdx.x % lanes; c < d; c += lanes) {
-            int ch = kvh * d + c;
-            int vgi = ch / K.gc;
-            int index = ch % K.gc;
-            for (int t = r; t < n; t += rows) {
+        long token0 = (long) s.g * K.G + (from - s.start);
+        if (a.row >= a.rows) return;
+        // The thread's first channel's value group and index in it, from the block-wide ones by subtraction.
+        int ch = kvh * d + a.col;
+        int vgi = a.valueGroup, index = ch - a.valueGroup * K.gc;
+        for (int c = a.col; c < d; c += a.lanes) {
+            for (int t = a.row; t < n; t += a.rows) {
                 long vg = (token0 + t) * K.vgroups + vgi;
                 int code = get_code(K.valueCodes + vg * K.vgBytes, index, K.valueBits);
                 const unsigned char* m = K.valueMeta + 4 * vg;
                 tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
+            }
+            index += a.lanes;
+            while (index >= K.gc) {
+                index -= K.gc;
+                vgi++;
             }
         }
     }
@@ -106,29 +187,33 @@ struct Fp16Rows {
     const unsigned char* k;
     const unsigned char* v;
     int channels;
-    __device__ int segment_end(int) const { return 0x7fffffff; }
+    __device__ Segment segment_of(int) const { return Segment{0, 0, 0x7fffffff}; }
+    __device__ Segment next(const Segment& s) const { return s; }
     template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, int) const {
-        fp16_rows<T>(k, channels, tile, stride, from, n, kvh, d);
+    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, const Segment&, const Lanes& a) const {
+        fp16_rows<T>(k, channels, tile, stride, from, n, kvh, d, a);
     }
     template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, int) const {
-        fp16_rows<T>(v, channels, tile, stride, from, n, kvh, d);
+    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, const Segment&, const Lanes& a) const {
+        fp16_rows<T>(v, channels, tile, stride, from, n, kvh, d, a);
     }
 };
 
 template <typename T, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, int Hq, int Hkv, int L, int d,
-                             int chunk, int tile, T scale) {
+                             int chunk, int tile, T scale, int gc) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
+    // Prologue: the block's place and each thread's lanes (every division of the kernel).
     int gq = Hq / Hkv;
     int chunks = (L + chunk - 1) / chunk;
     int kvh = blockIdx.x / chunks;
-    int ck = blockIdx.x % chunks;
+    int ck = blockIdx.x - kvh * chunks;
     int from = ck * chunk;
     int to = L - from < chunk ? L : from + chunk;
     int stride = d + 1;
     int h0 = kvh * gq;
+    Lanes a = make_lanes(d, tile);
+    a.valueGroup = gc > 0 ? (kvh * d + a.col) / gc : 0;
     T* sQ = reinterpret_cast<T*>(smem_raw);   // [gq][d]
     T* sAcc = sQ + gq * d;                     // [gq][d]
     T* sRows = sAcc + gq * d;                  // [tile][d + 1]
@@ -137,26 +222,34 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     T* sL = sM + gq;                           // running sum per head
     T* sAlpha = sL + gq;                       // this tile's rescale of acc
 
-    for (int e = threadIdx.x; e < gq * d; e += blockDim.x) {
-        sQ[e] = q[(long) h0 * d + e];
-        sAcc[e] = 0;
+    if (a.row < a.rows) {
+        for (int h = a.accH0; h < gq; h += a.accHStep) {
+            for (int c = a.accC; c < d; c += a.lanes) {
+                sQ[h * d + c] = q[((long) h0 + h) * d + c];
+                sAcc[h * d + c] = 0;
+            }
+        }
     }
     for (int h = threadIdx.x; h < gq; h += blockDim.x) {
         sM[h] = -INFINITY;
         sL[h] = 0;
     }
     __syncthreads();
+    Segment seg = R.segment_of(from);
     for (int t0 = from, n; t0 < to; t0 += n) {
-        int end = R.segment_end(t0);
-        end = end < to ? end : to;
+        if (t0 >= seg.end) seg = R.next(seg);
+        int end = seg.end < to ? seg.end : to;
         n = end - t0 < tile ? end - t0 : tile;
-        R.template keys<T>(sRows, stride, t0, n, kvh, d, tile);
+        R.template keys<T>(sRows, stride, t0, n, kvh, d, seg, a);
         __syncthreads();
-        for (int p = threadIdx.x; p < gq * n; p += blockDim.x) {
-            int h = p / n, t = p % n;
-            T dot = 0;
-            for (int c = 0; c < d; c++) dot += sQ[h * d + c] * sRows[t * stride + c];
-            sS[h * tile + t] = dot * scale;
+        if (a.scoreT < n) {
+            for (int h = a.scoreH0; h < gq; h += a.scoreHStep) {
+                const T* qh = sQ + h * d;
+                const T* k = sRows + a.scoreT * stride;
+                T dot = 0;
+                for (int c = 0; c < d; c++) dot += qh[c] * k[c];
+                sS[h * tile + a.scoreT] = dot * scale;
+            }
         }
         __syncthreads();
         for (int h = threadIdx.x; h < gq; h += blockDim.x) {
@@ -174,19 +267,26 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             sAlpha[h] = alpha;
         }
         __syncthreads();   // the keys are no longer read: the tile takes the values
-        R.template values<T>(sRows, stride, t0, n, kvh, d, tile);
+        R.template values<T>(sRows, stride, t0, n, kvh, d, seg, a);
         __syncthreads();
-        for (int p = threadIdx.x; p < gq * d; p += blockDim.x) {
-            int h = p / d, c = p % d;
-            T acc = sAcc[p] * sAlpha[h];
-            for (int t = 0; t < n; t++) acc += sS[h * tile + t] * sRows[t * stride + c];
-            sAcc[p] = acc;
+        if (a.row < a.rows) {
+            for (int h = a.accH0; h < gq; h += a.accHStep) {
+                const T* s = sS + h * tile;
+                for (int c = a.accC; c < d; c += a.lanes) {
+                    T acc = sAcc[h * d + c] * sAlpha[h];
+                    for (int t = 0; t < n; t++) acc += s[t] * sRows[t * stride + c];
+                    sAcc[h * d + c] = acc;
+                }
+            }
         }
         __syncthreads();
     }
-    for (int p = threadIdx.x; p < gq * d; p += blockDim.x) {
-        int h = p / d, c = p % d;
-        partAcc[((long) (h0 + h) * chunks + ck) * d + c] = sAcc[p];
+    if (a.row < a.rows) {
+        for (int h = a.accH0; h < gq; h += a.accHStep) {
+            for (int c = a.accC; c < d; c += a.lanes) {
+                partAcc[(((long) h0 + h) * chunks + ck) * d + c] = sAcc[h * d + c];
+            }
+        }
     }
     for (int h = threadIdx.x; h < gq; h += blockDim.x) {
         partM[(long) (h0 + h) * chunks + ck] = sM[h];
@@ -224,7 +324,8 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
                                     int tile, T scale) {                                                       \
         PackedRows R{make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,  \
                                 valueMeta, dims)};                                                             \
-        decode_chunk<T>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile, scale);  \
+        decode_chunk<T>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile, scale,  \
+                        R.K.gc);                                                                       \
     }
 
 #define FP16_DECODE_KERNEL(NAME, T)                                                                            \
@@ -232,7 +333,7 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
                                     int d, const T* q, T* partM, T* partL, T* partAcc, int chunk, int tile,    \
                                     T scale) {                                                                 \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
-        decode_chunk<T>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale);                       \
+        decode_chunk<T>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0);                    \
     }
 
 PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double)
