@@ -18,6 +18,13 @@
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
+#ifndef __CUDACC__
+// The CPU emulator (g++) only: a barrier is one call site, and the emulator tells two threads at copies of one
+// __syncthreads apart (a divergent barrier). Jump threading copies a barrier's block to skip a test it can predict per
+// thread (the lanes below are per-thread and loop-invariant), so it is off for this file; nvcc never sees this.
+#pragma GCC optimize("no-thread-jumps")
+#endif
+
 __device__ __forceinline__ float half_at(const unsigned char* p) {
     return __half2float(__ushort_as_half(load_half(p)));
 }
@@ -135,22 +142,48 @@ struct PackedRows {
         return Segment{g, s.end, s.end + K.G};
     }
 
-    // Keys: per-channel bit streams of the group's tokens, so neighbouring threads take neighbouring tokens of one
-    // channel (adjacent bits) and share its scale and zero.
+    // Keys: per-channel bit streams of the group's tokens. One thread per channel decodes the tile's n codes from
+    // whole 16-byte words of its stream (the device copy starts every stream on a 16-byte boundary and pads it:
+    // CudaCacheCopy#paddedKeyOffsets): codes come out of a 64-bit register buffer by shift and mask, LSB-first as
+    // BitPacking writes them, with the channel's bit width, scale and zero read once per tile.
     template <typename T>
     __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, const Segment& s, const Lanes& a) const {
         if (s.g < 0 || s.g >= K.groups) {
             fp16_rows<T>(s.g < 0 ? K.sinkK : K.resK, K.Hkv * K.d, tile, stride, from - s.start, n, kvh, d, a);
             return;
         }
+        if (a.row != 0) return;
         int t0 = from - s.start;
-        int t = a.keyT;
-        if (t >= n) return;
         long base = (long) s.g * (K.Hkv * K.d) + kvh * d;
-        for (int c = a.keyC0; c < d; c += a.keyCStep) {
-            int code = get_code(K.keyCodes + K.keyOffsets[base + c], t0 + t, K.keyBits[base + c]);
+        for (int c = a.col; c < d; c += a.lanes) {
+            int b = K.keyBits[base + c];
             const unsigned char* m = K.keyMeta + 4 * (base + c);
-            tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
+            T zero = (T) half_at(m + 2), step = (T) half_at(m);
+            unsigned int mask = (1u << b) - 1u;
+            long bit0 = (long) t0 * b;
+            const Words4* w = reinterpret_cast<const Words4*>(K.keyCodes + K.keyOffsets[base + c]) + (bit0 >> 7);
+            int skip = (int) (bit0 & 127);   // bits of the first word before token t0
+            unsigned long long buf = 0;
+            int have = 0;
+            T* out = tile + c;
+            for (int t = 0; t < n;) {
+                Words4 x = *w++;
+#pragma unroll
+                for (int k = 0; k < 4; k++) {
+                    buf |= (unsigned long long) x.w[k] << have;   // have < b <= 8 here: no bit is lost
+                    have += 32;
+                    int drop = skip < have ? skip : have;
+                    buf >>= drop;
+                    have -= drop;
+                    skip -= drop;
+                    while (have >= b && t < n) {
+                        out[t * stride] = zero + (T) (int) (buf & mask) * step;
+                        buf >>= b;
+                        have -= b;
+                        t++;
+                    }
+                }
+            }
         }
     }
 
