@@ -32,6 +32,8 @@ __device__ __forceinline__ float half_at(const unsigned char* p) {
 // Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU): eight fp16 channels of a row. The address
 // must be 16-byte aligned: rows are, when the row's channel count and the head dim are multiples of 8 and the
 // buffer starts 16-byte aligned (cuMemAlloc's are). A plain struct, so the emulator checks it as one 16-byte access.
+#define ROWS_IN_FLIGHT 4
+
 struct __align__(16) Words4 {
     unsigned int w[4];
 };
@@ -55,6 +57,10 @@ struct Lanes {
     int accC, accH0, accHStep;
     // Packed values: the value group of the thread's first channel (kvh·d + col) / gc.
     int valueGroup;
+    // Packed values read as 32-bit code words (wordLanes > 0 when b divides 32 and a head's channels and a value
+    // group both fill whole words): wordLanes = d·b/32 words a token, wordRows tokens at once; the thread's word
+    // starts at channel wordChannel of the head, in value group wordGroup of the token, wordByte bytes into it.
+    int wordLanes, wordRows, wordRow, wordCol, wordChannel, wordGroup, wordByte;
 };
 
 __device__ __forceinline__ Lanes make_lanes(int d, int tile) {
@@ -91,16 +97,25 @@ __device__ void fp16_rows(const unsigned char* __restrict__ src, int channels, T
         const Words4* rows = reinterpret_cast<const Words4*>(src);
         long rowVecs = channels >> 3;
         long head = (long) kvh * (d >> 3);
-        for (int t = a.vecRow; t < n; t += a.vecRows) {
-            const Words4* row = rows + (long) (from + t) * rowVecs + head;
-            T* out = tile + t * stride;
-            for (int v = a.vecCol; v < (d >> 3); v += a.vecLanes) {
-                Words4 x = row[v];
-                T* o = out + 8 * v;
+        int step = a.vecRows;
+        // ROWS_IN_FLIGHT rows' loads issued before any is used: 4 × 16 bytes in flight per thread.
+        for (int v = a.vecCol; v < (d >> 3); v += a.vecLanes) {
+            for (int t = a.vecRow; t < n; t += ROWS_IN_FLIGHT * step) {
+                Words4 x[ROWS_IN_FLIGHT];
 #pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    o[2 * k] = (T) half_lo(x.w[k]);
-                    o[2 * k + 1] = (T) half_hi(x.w[k]);
+                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
+                    if (t + u * step < n) x[u] = rows[(long) (from + t + u * step) * rowVecs + head + v];
+                }
+#pragma unroll
+                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
+                    if (t + u * step < n) {
+                        T* o = tile + (t + u * step) * stride + 8 * v;
+#pragma unroll
+                        for (int k = 0; k < 4; k++) {
+                            o[2 * k] = (T) half_lo(x[u].w[k]);
+                            o[2 * k + 1] = (T) half_hi(x[u].w[k]);
+                        }
+                    }
                 }
             }
         }
@@ -166,8 +181,13 @@ struct PackedRows {
             unsigned long long buf = 0;
             int have = 0;
             T* out = tile + c;
-            for (int t = 0; t < n;) {
-                Words4 x = *w++;
+            // Words holding the tile's codes; the next one is loaded before the current one is decoded.
+            int words = (skip + n * b + 127) >> 7;
+            Words4 next = {};
+            if (words > 0) next = w[0];
+            for (int i = 0, t = 0; t < n; i++) {
+                Words4 x = next;
+                if (i + 1 < words) next = w[i + 1];
 #pragma unroll
                 for (int k = 0; k < 4; k++) {
                     buf |= (unsigned long long) x.w[k] << have;   // have < b <= 8 here: no bit is lost
@@ -195,6 +215,40 @@ struct PackedRows {
             return;
         }
         long token0 = (long) s.g * K.G + (from - s.start);
+        if (a.wordLanes > 0) {
+            // Whole 32-bit code words: thread (token row wordRow, word wordCol of the head's d·b/32), 32/b channels
+            // of one value group per word, so one scale/zero per word; ROWS_IN_FLIGHT tokens' loads issued first.
+            if (a.wordRow >= a.wordRows) return;
+            int b = K.valueBits;
+            int per = 32 >> (b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3);   // 32 / b, b in {1, 2, 4, 8}
+            unsigned int mask = (1u << b) - 1u;
+            const unsigned char* codes = K.valueCodes + a.wordByte;
+            int step = a.wordRows;
+            for (int t = a.wordRow; t < n; t += ROWS_IN_FLIGHT * step) {
+                unsigned int w[ROWS_IN_FLIGHT], m[ROWS_IN_FLIGHT];
+#pragma unroll
+                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
+                    if (t + u * step < n) {
+                        long vg = (token0 + t + u * step) * K.vgroups + a.wordGroup;
+                        w[u] = *reinterpret_cast<const unsigned int*>(codes + vg * K.vgBytes);
+                        m[u] = *reinterpret_cast<const unsigned int*>(K.valueMeta + 4 * vg);
+                    }
+                }
+#pragma unroll
+                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
+                    if (t + u * step < n) {
+                        T zero = (T) half_hi(m[u]), scale = (T) half_lo(m[u]);
+                        T* o = tile + (t + u * step) * stride + a.wordChannel;
+                        unsigned int x = w[u];
+                        for (int k = 0; k < per; k++) {
+                            o[k] = zero + (T) (int) (x & mask) * scale;
+                            x >>= b;
+                        }
+                    }
+                }
+            }
+            return;
+        }
         if (a.row >= a.rows) return;
         // The thread's first channel's value group and index in it, from the block-wide ones by subtraction.
         int ch = kvh * d + a.col;
@@ -234,7 +288,7 @@ struct Fp16Rows {
 
 template <typename T, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, int Hq, int Hkv, int L, int d,
-                             int chunk, int tile, T scale, int gc) {
+                             int chunk, int tile, T scale, int gc, int valueBits) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     // Prologue: the block's place and each thread's lanes (every division of the kernel).
     int gq = Hq / Hkv;
@@ -247,6 +301,19 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     int h0 = kvh * gq;
     Lanes a = make_lanes(d, tile);
     a.valueGroup = gc > 0 ? (kvh * d + a.col) / gc : 0;
+    a.wordLanes = 0;
+    a.wordRows = a.wordRow = a.wordCol = a.wordChannel = a.wordGroup = a.wordByte = 0;
+    if (gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4 || valueBits == 8) && (d * valueBits) % 32 == 0
+        && (gc * valueBits) % 32 == 0 && (d * valueBits) / 32 <= (int) blockDim.x) {
+        a.wordLanes = d * valueBits / 32;
+        a.wordRows = blockDim.x / a.wordLanes;
+        a.wordRow = threadIdx.x / a.wordLanes;
+        a.wordCol = threadIdx.x % a.wordLanes;
+        a.wordChannel = a.wordCol * (32 / valueBits);
+        int ch = kvh * d + a.wordChannel;
+        a.wordGroup = ch / gc;
+        a.wordByte = (ch % gc) * valueBits / 8;
+    }
     T* sQ = reinterpret_cast<T*>(smem_raw);   // [gq][d]
     T* sAcc = sQ + gq * d;                     // [gq][d]
     T* sRows = sAcc + gq * d;                  // [tile][d + 1]
@@ -358,7 +425,7 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
         PackedRows R{make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,  \
                                 valueMeta, dims)};                                                             \
         decode_chunk<T>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile, scale,  \
-                        R.K.gc);                                                                       \
+                        R.K.gc, R.K.valueBits);                                                                       \
     }
 
 #define FP16_DECODE_KERNEL(NAME, T)                                                                            \
@@ -366,7 +433,7 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
                                     int d, const T* q, T* partM, T* partL, T* partAcc, int chunk, int tile,    \
                                     T scale) {                                                                 \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
-        decode_chunk<T>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0);                    \
+        decode_chunk<T>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0, 0);                 \
     }
 
 PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double)
