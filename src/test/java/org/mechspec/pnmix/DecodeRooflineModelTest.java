@@ -19,15 +19,18 @@ import org.junit.jupiter.api.Test;
  *   <li>HBM load latency {@value #LATENCY_CYCLES} cycles at {@value #CLOCK_GHZ} GHz (the GPU review's figure), so an
  *       SM must hold peak × latency / SMs bytes in flight to reach peak (Little's law).</li>
  *   <li>Launch: the host's own rule (tile, chunk, grid, shared memory from {@link CudaSplitKDecode}); blocks resident
- *       per SM = min(grid / SMs, shared-memory limit, register limit at {@value #REGISTERS} registers a thread (the most
- *       ptxas reports for an fp32 chunk kernel, DecodeKernelCodeTest)).</li>
+ *       per SM = min(grid / SMs, shared-memory limit, register limit at the registers ptxas reports for the fp32
+ *       kernels ({@value #FP16_REGISTERS} fp16, {@value #PACKED_REGISTERS} packed: DecodeKernelCodeTest prints them)).</li>
  *   <li>Each tile's key phase and value phase are separated by barriers, so a phase's loads are in flight only
  *       while that phase runs; its time is its bytes over min(peak, resident blocks × bytes in flight per block ×
- *       SMs / latency), and a call's time the sum of the phases (compute, shared memory and the combine ignored).</li>
+ *       SMs / latency), and the memory time the sum of the phases (the combine ignored).</li>
+ *   <li>Shared memory: both caches are dequantized into a shared tile and every score and output reads its operands
+ *       from shared memory (4-byte loads; q broadcast): 4 · gq · d bytes per key and operand pair, 2 pairs (q·k, p·v),
+ *       at 128 B per clock per SM. A call takes max(memory time, shared-memory time) (blocks overlap the two).</li>
  *   <li>Bytes in flight per block: fp16 rows, 128 threads × min({@code ROWS_IN_FLIGHT} = 4, rows a thread reads in a
  *       tile) × 16 B; packed keys, min(d, 128) threads × 2 code words (the current and the prefetched one) × 16 B,
- *       counted as useful bytes; packed values, 128 threads × one element's useful bytes (2-bit code plus its share
- *       of a 4-byte scale/zero per 32 channels = 0.375 B) per round trip, as the scalar loop issues them.</li>
+ *       counted as useful bytes; packed values, 128 threads × min(4, tokens a thread reads in a tile) × (a 4-byte
+ *       code word + its 4-byte scale/zero), a word being 16 channels of 2-bit codes.</li>
  *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit),
  *       values 2 bits + 4 B per 32 channels; fp16 2 B an element), per KV head and token, keys and values.</li>
  * </ul>
@@ -36,7 +39,9 @@ import org.junit.jupiter.api.Test;
 class DecodeRooflineModelTest {
     static final double LATENCY_CYCLES = 700;
     static final double CLOCK_GHZ = 1.98;
-    static final int REGISTERS = 80;
+    static final int FP16_REGISTERS = 72;
+    static final int PACKED_REGISTERS = 96;
+    static final double SHARED_BYTES_PER_CLOCK = 128;
     static final int SM_SHARED = 228 * 1024;
     static final int THREADS = CudaSplitKDecode.THREADS;
 
@@ -47,7 +52,7 @@ class DecodeRooflineModelTest {
     }
 
     record Row(String gpu, String shape, int tokens, String cache, int grid, double blocksPerSm, double inFlightKeysPerSm,
-               double inFlightValuesPerSm, double neededPerSm, double fractionOfPeak, double microseconds) {
+               double inFlightValuesPerSm, double neededPerSm, double fractionOfPeak, double microseconds, String bound) {
     }
 
     static final List<Gpu> GPUS = List.of(new Gpu("H200", 132, 4.8e12), new Gpu("H100-SXM", 132, 3.35e12));
@@ -64,12 +69,14 @@ class DecodeRooflineModelTest {
                 int tile = CudaSplitKDecode.tileKeys(gq, d, 4);
                 int smem = CudaSplitKDecode.sharedBytes(gq, d, tile, 4);
                 int bySmem = SM_SHARED / (smem + 1024);
-                int byRegs = 65536 / (REGISTERS * THREADS);
-                int resident = Math.min(16, Math.min(bySmem, byRegs));
+                int residentFp16 = Math.min(16, Math.min(bySmem, 65536 / (FP16_REGISTERS * THREADS)));
+                int residentPacked = Math.min(16, Math.min(bySmem, 65536 / (PACKED_REGISTERS * THREADS)));
                 for (int L : TOKENS) {
                     int chunk = CudaSplitKDecode.automaticChunk(L, s.kvHeads(), tile, g.sms());
                     int grid = s.kvHeads() * ((L + chunk - 1) / chunk);
-                    double perSm = Math.min(resident, (double) grid / g.sms());
+                    double perSm = Math.min(residentFp16, (double) grid / g.sms());
+                    double perSmPacked = Math.min(residentPacked, (double) grid / g.sms());
+                    double sharedTime = 2 * 4.0 * gq * d * L * s.kvHeads() / (SHARED_BYTES_PER_CLOCK * g.sms() * CLOCK_GHZ * 1e9);
                     double elements = (double) L * s.kvHeads() * d;
                     double needed = g.peakBytesPerSecond() * latency / g.sms();
                     // fp16: both phases read 16-byte row pieces, up to 4 per thread.
@@ -78,17 +85,22 @@ class DecodeRooflineModelTest {
                     int perThread = Math.min(4, (tile + vecRows - 1) / vecRows);
                     double fp16InFlight = perSm * THREADS * perThread * 16.0;
                     double fp16Bytes = 2 * elements * 2;
-                    double fp16Time = 2 * phase(elements * 2, fp16InFlight, g, latency);
+                    double fp16Memory = 2 * phase(elements * 2, fp16InFlight, g, latency);
+                    double fp16Time = Math.max(sharedTime, fp16Memory);
                     rows.add(new Row(g.name(), s.name(), L, "fp16", grid, perSm, fp16InFlight, fp16InFlight, needed,
-                            fp16Bytes / fp16Time / g.peakBytesPerSecond(), fp16Time * 1e6));
+                            fp16Bytes / fp16Time / g.peakBytesPerSecond(), fp16Time * 1e6,
+                            fp16Memory >= sharedTime ? "HBM" : "shared memory"));
                     // packed: keys from 16-byte code words, values element by element.
-                    double keyInFlight = perSm * Math.min(d, THREADS) * 2 * 16.0;
-                    double valueInFlight = perSm * THREADS * 0.375;
+                    double keyInFlight = perSmPacked * Math.min(d, THREADS) * 2 * 16.0;
+                    int wordRows = THREADS / (d / 16);
+                    double valueInFlight = perSmPacked * THREADS * Math.min(4, (tile + wordRows - 1) / wordRows) * 8.0;
                     double keyBytes = elements * 0.25;
                     double valueBytes = elements * 0.375;
-                    double packedTime = phase(keyBytes, keyInFlight, g, latency) + phase(valueBytes, valueInFlight, g, latency);
+                    double packedMemory = phase(keyBytes, keyInFlight, g, latency) + phase(valueBytes, valueInFlight, g, latency);
+                    double packedTime = Math.max(sharedTime, packedMemory);
                     rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSm, keyInFlight, valueInFlight, needed,
-                            (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6));
+                            (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6,
+                            packedMemory >= sharedTime ? "HBM" : String.format(Locale.ROOT, "shared memory (HBM alone %.1f µs)", packedMemory * 1e6)));
                 }
             }
         }
@@ -105,13 +117,13 @@ class DecodeRooflineModelTest {
     void printsTheModelTable() {
         List<Row> rows = model();
         System.out.println("MODEL, not a measurement (DecodeRooflineModelTest): HBM latency " + (int) LATENCY_CYCLES + " cycles at "
-                + CLOCK_GHZ + " GHz, " + REGISTERS + " registers, 128 threads a block");
-        System.out.println("| GPU | shape | tokens | cache | grid | blocks/SM | in flight/SM keys, values (KiB) | needed/SM (KiB) | modelled % of peak | modelled µs |");
-        System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+                + CLOCK_GHZ + " GHz, registers fp16 " + FP16_REGISTERS + " / packed " + PACKED_REGISTERS + ", 128 threads a block, fp32");
+        System.out.println("| GPU | shape | tokens | cache | grid | blocks/SM | in flight/SM keys, values (KiB) | needed/SM (KiB) | modelled % of peak | modelled µs | bound by |");
+        System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
         for (Row r : rows) {
-            System.out.println(String.format(Locale.ROOT, "| %s | %s | %dk | %s | %d | %.1f | %.1f, %.2f | %.1f | %.0f%% | %.1f |", r.gpu(), r.shape(),
+            System.out.println(String.format(Locale.ROOT, "| %s | %s | %dk | %s | %d | %.1f | %.1f, %.1f | %.1f | %.0f%% | %.1f | %s |", r.gpu(), r.shape(),
                     r.tokens() / 1024, r.cache(), r.grid(), r.blocksPerSm(), r.inFlightKeysPerSm() / 1024, r.inFlightValuesPerSm() / 1024,
-                    r.neededPerSm() / 1024, 100 * r.fractionOfPeak(), r.microseconds()));
+                    r.neededPerSm() / 1024, 100 * r.fractionOfPeak(), r.microseconds(), r.bound()));
         }
         for (int i = 0; i < rows.size(); i += 2) {
             Row fp16 = rows.get(i);
