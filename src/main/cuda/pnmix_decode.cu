@@ -12,9 +12,19 @@
 // Shared memory: q and acc [gq][d], one tile of keys or values [tile][d+1] (padded against bank conflicts), the
 // tile's scores [gq][tile] and three [gq] arrays; the host picks the tile to fit 48 KiB.
 //
-// Reads: packed keys are per-channel streams (consecutive tokens are adjacent bits), so neighbouring threads take
-// neighbouring tokens of a channel; values and fp16 rows are token-major, neighbouring threads taking neighbouring
-// channels. A tile never straddles the sink, a quantized group and the residual.
+// Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
+// CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
+//
+// Reads (all loads of a tile issued before its barrier; the device copy's layout: CudaCacheCopy):
+//   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): 16-byte loads of 8 channels, threads
+//     side by side on a row, ROWS_IN_FLIGHT rows' loads per thread before any is converted.
+//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary: one thread per channel
+//     decodes the tile's codes from whole 16-byte words in a 64-bit register buffer (shift and mask), the next word
+//     loaded before the current one is decoded; bit width, scale and zero once per tile.
+//   packed values [group][token][valueGroup][vgBytes]: whole 32-bit words of b-bit codes (b in 1, 2, 4, 8), 32/b
+//     channels of one value group per word and one 4-byte scale/zero per word; else one code a thread (get_code).
+// No integer division in any loop: each thread's lanes are worked out in the prologue, the segment (sink, group,
+// residual) advanced tile by tile (DecodeKernelCodeTest checks the PTX).
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
