@@ -119,3 +119,17 @@ extern "C" __global__ void selftest_math(const double* x, double* out, float* ou
     p[8] = __expf(f);
     p[9] = __logf(f);
 }
+
+// ---- vector types, warp intrinsics, atomics, asynchronous copies (the emulator models and checks them) ----
+
+// Correct: y[i] = x[i] for i < n4 * 4, one 16-byte float4 load and store per thread.
+extern "C" __global__ void selftest_vector_copy(const float* x, float* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) reinterpret_cast<float4*>(y)[i] = reinterpret_cast<const float4*>(x)[i];
+}
+
+// Reads float4s starting one float into x: every load is 4-byte aligned, not 16 (MISALIGNED_ADDRESS on a GPU).
+extern "C" __global__ void selftest_misaligned_float4(const float* x, float* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4 - 1) reinterpret_cast<float4*>(y)[i] = reinterpret_cast<const float4*>(x + 1)[i];
+}

@@ -31,6 +31,7 @@
 #define __align__(n) __attribute__((aligned(n))) // accepted where CUDA puts it: between decl-specifiers
 
 #include "emu_builtins.h"
+#include "emu_vector_types.h"
 
 // Kernels see the running fiber's built-ins read-only.
 #define threadIdx (static_cast<const uint3&>(emu_threadIdx))

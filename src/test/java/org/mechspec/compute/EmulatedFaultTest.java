@@ -46,6 +46,7 @@ class EmulatedFaultTest {
         "shared-beyond-request, selftest_shared, CUDA_ERROR_ILLEGAL_ADDRESS, dynamic shared memory offset",
         "divergent-barrier, selftest_divergent_barrier, CUDA_ERROR_LAUNCH_FAILED, divergent __syncthreads",
         "assert, selftest_assert, CUDA_ERROR_ASSERT, x[i] >= 0.0f",
+        "misaligned-float4, selftest_misaligned_float4, CUDA_ERROR_MISALIGNED_ADDRESS, misaligned 16-byte read",
     })
     void aFaultFailsEveryLaterCudaCallOfItsProcess(String fault, String kernel, String error, String what) throws Exception {
         // Host math and forward order: the fault, not the strict modes, is under test here.
@@ -129,6 +130,8 @@ class EmulatedFaultTest {
                     JCudaDriver.cuMemcpyHtoD(x, Pointer.to(values), (long) N * Sizeof.FLOAT);
                     cuda.launch(MODULE, "selftest_assert", 4, 256, 0, new KernelArgs().ptr(x).i32(N));
                 }
+                case "misaligned-float4" -> cuda.launch(MODULE, "selftest_misaligned_float4", 1, 256, 0,
+                        new KernelArgs().ptr(x).ptr(y).i32(N / 4));
                 default -> throw new IllegalArgumentException("unknown fault " + fault);
             }
         }
