@@ -32,6 +32,8 @@
 
 #include "emu_builtins.h"
 #include "emu_vector_types.h"
+#include "emu_warp.h"
+#include "emu_atomics.h"
 
 // Kernels see the running fiber's built-ins read-only.
 #define threadIdx (static_cast<const uint3&>(emu_threadIdx))
