@@ -2,6 +2,7 @@
 // that one class of bug is caught: the emulator must flag them the way a GPU (or compute-sanitizer) would.
 // They compile with nvcc as well, so the same fatbin serves the emulator and a real device.
 #include <assert.h>
+#include <cuda_pipeline.h>
 
 // Correct: y[i] = x[i] for i < n.
 extern "C" __global__ void selftest_copy(const float* x, float* y, int n) {
@@ -210,4 +211,30 @@ extern "C" __global__ void selftest_atomics(const int* x, int n, int* out, unsig
     }
     __syncthreads();
     if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], selftest_bins[threadIdx.x]);
+}
+
+// Correct: stages x through shared memory with asynchronous copies (blockDim.x * 20 bytes of dynamic shared
+// memory). Batch 1: thread i copies x[4i .. 4i+3] as one 16-byte piece, odd i zero-filling its last 8 bytes;
+// batch 2: x[i] as a 4-byte piece. After waiting for batch 1, y[4i ..] = the staged piece; after batch 2, z[i] =
+// the staged x[i]. For i < n4 (x holds 4 * n4 floats).
+extern "C" __global__ void selftest_pipeline_copy(const float* x, float* y, float* z, int n4) {
+    extern __shared__ float4 selftest_stage[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    float* single = reinterpret_cast<float*>(selftest_stage + blockDim.x);
+    if (i < n4) __pipeline_memcpy_async(&selftest_stage[t], reinterpret_cast<const float4*>(x) + i, 16, i % 2 == 1 ? 8 : 0);
+    __pipeline_commit();
+    if (i < n4) __pipeline_memcpy_async(&single[t], &x[i], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    if (i < n4) reinterpret_cast<float4*>(y)[i] = selftest_stage[t];
+    __pipeline_wait_prior(0);
+    if (i < n4) z[i] = single[t];
+}
+
+// Thread 0 of block 0 copies the 16 bytes just past the end of x (4 * n4 floats).
+extern "C" __global__ void selftest_pipeline_out_of_bounds(const float* x, int n4) {
+    extern __shared__ float4 selftest_stage[];
+    if (blockIdx.x == 0 && threadIdx.x == 0) __pipeline_memcpy_async(&selftest_stage[0], x + 4 * n4, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
 }

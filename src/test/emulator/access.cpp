@@ -84,6 +84,9 @@ inline void check_aligned(uintptr_t a, size_t n, bool write) {
 }
 
 }  // namespace
+
+void check_access(uintptr_t a, size_t n, bool write) { check_aligned(a, n, write); }
+
 }  // namespace emu
 
 #define EMU_HOOKS(N)                                                                                  \

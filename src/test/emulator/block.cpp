@@ -119,6 +119,8 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
         f.site = nullptr;
         f.tid = {i % b.x, i / b.x % b.y, i / (b.x * b.y)};
         f.state = kReady;
+        f.copies.clear();
+        f.commits = 0;
     }
     // A fiber takes a stack when it starts and gives it back when it ends, so a kernel without barriers runs
     // every thread on the same (cache-hot) stack; one with barriers needs a stack per waiting thread.

@@ -29,6 +29,14 @@ struct WarpCall {
     uint64_t result;
 };
 
+// A __pipeline_memcpy_async not yet performed (pipeline.cpp).
+struct PendingCopy {
+    void* dst;
+    const void* src;
+    unsigned bytes, zeros;   // copies `bytes - zeros` bytes, then zero-fills `zeros`
+    uint64_t batch;          // the __pipeline_commit batch it belongs to
+};
+
 struct Fiber {
     void* sp;            // saved stack pointer while not running; null before the fiber starts
     void* site;          // return address of the __syncthreads or warp intrinsic it waits at
@@ -36,6 +44,8 @@ struct Fiber {
     uint3 tid;
     FiberState state;
     WarpCall warp;
+    std::vector<PendingCopy> copies;   // its asynchronous copies, in issue order
+    uint64_t commits;                  // its __pipeline_commit calls so far
 };
 
 // One launch, shared by the workers that run its blocks.
@@ -108,6 +118,9 @@ inline Worker* fiber_worker() {
 // Ends the running fiber with an execution error; the access it was about to make does not happen. Callers on
 // the fiber must hold no objects that own memory: their frames are dropped, not unwound.
 [[noreturn]] void fault(Worker* w, CUresult code, const char* what);
+
+// The access hooks' check of one N-byte access (N = 2, 4, 8, 16 also checked for N-byte alignment); faults.
+void check_access(uintptr_t a, size_t n, bool write);
 
 // The stderr text for a block whose fibers are all stopped while some wait at a warp intrinsic that can no longer
 // complete (warp.cpp); f is one of those waiting.
