@@ -238,3 +238,14 @@ extern "C" __global__ void selftest_pipeline_out_of_bounds(const float* x, int n
     __pipeline_commit();
     __pipeline_wait_prior(0);
 }
+
+// Lane 7 of every warp waits at __syncthreads while the other lanes wait at a __syncwarp that names it.
+extern "C" __global__ void selftest_warp_stall(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x % 32 == 7) {
+        __syncthreads();
+    } else {
+        __syncwarp();
+    }
+    if (i < n) y[i] = (float) i;
+}
