@@ -132,7 +132,10 @@ extern "C" __global__ void selftest_vector_copy(const float* x, float* y, int n4
 // Reads float4s starting one float into x: every load is 4-byte aligned, not 16 (MISALIGNED_ADDRESS on a GPU).
 extern "C" __global__ void selftest_misaligned_float4(const float* x, float* y, int n4) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n4 - 1) reinterpret_cast<float4*>(y)[i] = reinterpret_cast<const float4*>(x + 1)[i];
+    if (i < n4 - 1) {
+        float4 v = reinterpret_cast<const float4*>(x + 1)[i];   // used piecewise: GCC loads it as four floats
+        y[i] = v.x + v.y + v.z + v.w;
+    }
 }
 
 // Correct: y[b] = the sum of x[b * blockDim.x ...] (0 past n), each warp reducing with shuffles (xor butterfly,

@@ -47,6 +47,28 @@ static constexpr int warpSize = 32;
 extern "C" void emu_syncthreads(void);
 #define __syncthreads() emu_syncthreads()
 
+// Cache-hinted loads and stores: plain accesses here (the hint only steers a GPU's caches), checked as any other.
+template <typename T>
+inline T __ldg(const T* p) { return *p; }
+template <typename T>
+inline T __ldcg(const T* p) { return *p; }
+template <typename T>
+inline T __ldca(const T* p) { return *p; }
+template <typename T>
+inline T __ldcs(const T* p) { return *p; }
+template <typename T>
+inline T __ldlu(const T* p) { return *p; }
+template <typename T>
+inline T __ldcv(const T* p) { return *p; }
+template <typename T>
+inline void __stcg(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stcs(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stwb(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stwt(T* p, T v) { *p = v; }
+
 // Blocks of one launch share no memory the emulator orders; a fence only has to stop compiler reordering.
 inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }
 inline void __threadfence() { __asm__ __volatile__("" ::: "memory"); }

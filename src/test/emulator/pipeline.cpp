@@ -1,11 +1,11 @@
 // Asynchronous copies (cuda_pipeline.h's primitives, cp.async on a GPU): global memory to shared memory in 4-, 8-
 // or 16-byte pieces, grouped into batches by __pipeline_commit and waited for by __pipeline_wait_prior.
 //
-// Both addresses are checked when the copy is issued, as the access hooks check any access (bounds, alignment to
-// the piece size); the destination must lie in the block's dynamic shared memory and the source in device memory.
-// The copy itself is made at the __pipeline_wait_prior that completes its batch, not before: a kernel that reads
-// its shared destination before waiting sees what was there (the poison pattern, for fresh shared memory), which
-// a GPU may show it too. Copies never waited for are dropped when the thread exits.
+// Both addresses are checked when the copy is issued: aligned to the piece size, and in bounds as the access
+// hooks check any access; the destination must lie in the block's dynamic shared memory and the source in device
+// memory. The copy itself is made at the __pipeline_wait_prior that completes its batch, not before: a kernel that
+// reads its shared destination before waiting sees what was there (the poison pattern, for fresh shared memory),
+// as a GPU may show it too. Copies never waited for are dropped when the thread exits.
 #include <stdio.h>
 #include <string.h>
 
@@ -44,6 +44,11 @@ extern "C" __attribute__((visibility("hidden"))) void emu_pipeline_memcpy_async(
         snprintf(what, sizeof what, "__pipeline_memcpy_async source 0x%lx is not global memory", (unsigned long) s);
     }
     if (what[0] != 0) emu::fault(w, CUDA_ERROR_ILLEGAL_ADDRESS, what);
+    if (((d | s) & (bytes - 1)) != 0) {   // cp.async needs both addresses aligned to the piece size
+        snprintf(what, sizeof what, "misaligned __pipeline_memcpy_async of %zu bytes from 0x%lx to 0x%lx", bytes,
+                 (unsigned long) s, (unsigned long) d);
+        emu::fault(w, CUDA_ERROR_MISALIGNED_ADDRESS, what);
+    }
     emu::check_access(s, bytes, false);
     emu::check_access(d, bytes, true);
     f->copies.push_back(emu::PendingCopy{dst, src, (unsigned) bytes, (unsigned) zeros, f->commits});

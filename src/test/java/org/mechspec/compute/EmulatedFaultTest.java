@@ -46,7 +46,7 @@ class EmulatedFaultTest {
         "shared-beyond-request, selftest_shared, CUDA_ERROR_ILLEGAL_ADDRESS, dynamic shared memory offset",
         "divergent-barrier, selftest_divergent_barrier, CUDA_ERROR_LAUNCH_FAILED, divergent __syncthreads",
         "assert, selftest_assert, CUDA_ERROR_ASSERT, x[i] >= 0.0f",
-        "misaligned-float4, selftest_misaligned_float4, CUDA_ERROR_MISALIGNED_ADDRESS, misaligned 16-byte read",
+        "misaligned-float4, selftest_misaligned_float4, CUDA_ERROR_MISALIGNED_ADDRESS, misaligned access to 'const struct float4'",
         "warp-mask-names-exited-lane, selftest_warp_exited_lane, CUDA_ERROR_LAUNCH_FAILED, but named lane 5 has exited",
         "warp-lane-at-syncthreads, selftest_warp_stall, CUDA_ERROR_LAUNCH_FAILED, but lane 7 waits at __syncthreads",
         "async-copy-out-of-bounds, selftest_pipeline_out_of_bounds, CUDA_ERROR_ILLEGAL_ADDRESS, illegal 16-byte read",
