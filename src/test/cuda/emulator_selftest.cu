@@ -2,6 +2,7 @@
 // that one class of bug is caught: the emulator must flag them the way a GPU (or compute-sanitizer) would.
 // They compile with nvcc as well, so the same fatbin serves the emulator and a real device.
 #include <assert.h>
+#include <cuda_pipeline.h>
 
 // Correct: y[i] = x[i] for i < n.
 extern "C" __global__ void selftest_copy(const float* x, float* y, int n) {
@@ -118,4 +119,136 @@ extern "C" __global__ void selftest_math(const double* x, double* out, float* ou
     p[7] = powf(f, 1.37f);
     p[8] = __expf(f);
     p[9] = __logf(f);
+}
+
+// ---- vector types, warp intrinsics, atomics, asynchronous copies (the emulator models and checks them) ----
+
+// Correct: y[i] = x[i] for i < n4 * 4, one 16-byte float4 load and store per thread.
+extern "C" __global__ void selftest_vector_copy(const float* x, float* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4) reinterpret_cast<float4*>(y)[i] = reinterpret_cast<const float4*>(x)[i];
+}
+
+// Reads float4s starting one float into x: every load is 4-byte aligned, not 16 (MISALIGNED_ADDRESS on a GPU).
+extern "C" __global__ void selftest_misaligned_float4(const float* x, float* y, int n4) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n4 - 1) {
+        float4 v = reinterpret_cast<const float4*>(x + 1)[i];   // used piecewise: GCC loads it as four floats
+        y[i] = v.x + v.y + v.z + v.w;
+    }
+}
+
+// Correct: y[b] = the sum of x[b * blockDim.x ...] (0 past n), each warp reducing with shuffles (xor butterfly,
+// then down), warps combined through shared memory (blockDim.x / 32 floats) behind a __syncthreads, then by
+// warp 0. Integer-valued inputs make the sum exact, so every thread order must give the same bits.
+extern "C" __global__ void selftest_warp_reduce(const float* x, float* y, int n) {
+    extern __shared__ float selftest_warp_sums[];
+    const unsigned full = 0xffffffffu;
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    float v = i < n ? x[i] : 0.0f;
+    for (int offset = 16; offset >= 4; offset /= 2) v += __shfl_xor_sync(full, v, offset);
+    for (int offset = 2; offset >= 1; offset /= 2) v += __shfl_down_sync(full, v, offset);
+    if (lane == 0) selftest_warp_sums[warp] = v;
+    __syncthreads();
+    if (warp == 0) {
+        int warps = blockDim.x / 32;
+        float s = lane < warps ? selftest_warp_sums[lane] : 0.0f;
+        for (int offset = 16; offset >= 1; offset /= 2) s += __shfl_down_sync(full, s, offset);
+        if (lane == 0) y[blockIdx.x] = s;
+    }
+}
+
+// Correct, launched with a (16, 4, 1) block: out[k * 64 + t] is what linear thread t (x + 16 y) gets from the
+// k-th intrinsic below (see WarpIntrinsicsTest for the expected values).
+extern "C" __global__ void selftest_warp_ops(int* out) {
+    const unsigned full = 0xffffffffu;
+    int t = threadIdx.x + threadIdx.y * blockDim.x;
+    int lane = t % 32;
+    out[0 * 64 + t] = __shfl_sync(full, t, 3);
+    out[1 * 64 + t] = __shfl_up_sync(full, t, 2, 8);
+    out[2 * 64 + t] = __shfl_down_sync(full, t, 3, 16);
+    out[3 * 64 + t] = __shfl_xor_sync(full, t, 5);
+    out[4 * 64 + t] = (int) __ballot_sync(full, t % 3 == 0);
+    out[5 * 64 + t] = __all_sync(full, t < 1000) + 2 * __any_sync(full, t == 40);
+    out[6 * 64 + t] = (int) (2.0 * __shfl_xor_sync(full, t * 0.5, 1));
+    out[7 * 64 + t] = (int) (__shfl_down_sync(full, (long long) t << 33, 1) >> 33);
+    out[8 * 64 + t] = (int) __activemask();
+    if (lane < 16) {   // two halves of each warp shuffle separately, each naming its own lanes
+        out[9 * 64 + t] = __shfl_xor_sync(0x0000ffffu, t, 8);
+    } else {
+        out[9 * 64 + t] = __shfl_xor_sync(0xffff0000u, t, 8);
+    }
+    __syncwarp();
+    out[10 * 64 + t] = (int) __shfl_sync(full, (unsigned) t * 3u, 31 - lane);
+}
+
+// Lane 5 of every warp exits; the others shuffle with a mask that still names it (a launch error).
+extern "C" __global__ void selftest_warp_exited_lane(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x % 32 == 5) return;
+    float v = __shfl_xor_sync(0xffffffffu, (float) i, 1);
+    if (i < n) y[i] = v;
+}
+
+// Correct: x[0..n) are small non-negative ints. out[0..7]: how many are v with v % 8 == bin (counted in shared
+// memory, 8 ints, then added to global); out[8]: max; out[9]: min (as unsigned); out[10]: how many threads won
+// the atomicCAS of out[11] from -1 (must be 1); out[11]: the winner's index; out[12]: an index some thread left
+// by atomicExch. *total, *dsum, *fsum: the sum of x as unsigned long long, double and float.
+extern "C" __global__ void selftest_atomics(const int* x, int n, int* out, unsigned long long* total, double* dsum,
+                                            float* fsum) {
+    extern __shared__ int selftest_bins[];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x < 8) selftest_bins[threadIdx.x] = 0;
+    __syncthreads();
+    if (i < n) {
+        int v = x[i];
+        atomicAdd(&selftest_bins[v % 8], 1);
+        atomicMax(&out[8], v);
+        atomicMin(reinterpret_cast<unsigned*>(&out[9]), (unsigned) v);
+        if (atomicCAS(&out[11], -1, i) == -1) atomicAdd(&out[10], 1);
+        atomicExch(&out[12], i);
+        atomicAdd(total, (unsigned long long) v);
+        atomicAdd(dsum, (double) v);
+        atomicAdd(fsum, (float) v);
+    }
+    __syncthreads();
+    if (threadIdx.x < 8) atomicAdd(&out[threadIdx.x], selftest_bins[threadIdx.x]);
+}
+
+// Correct: stages x through shared memory with asynchronous copies (blockDim.x * 20 bytes of dynamic shared
+// memory). Batch 1: thread i copies x[4i .. 4i+3] as one 16-byte piece, odd i zero-filling its last 8 bytes;
+// batch 2: x[i] as a 4-byte piece. After waiting for batch 1, y[4i ..] = the staged piece; after batch 2, z[i] =
+// the staged x[i]. For i < n4 (x holds 4 * n4 floats).
+extern "C" __global__ void selftest_pipeline_copy(const float* x, float* y, float* z, int n4) {
+    extern __shared__ float4 selftest_stage[];
+    int t = threadIdx.x, i = blockIdx.x * blockDim.x + t;
+    float* single = reinterpret_cast<float*>(selftest_stage + blockDim.x);
+    if (i < n4) __pipeline_memcpy_async(&selftest_stage[t], reinterpret_cast<const float4*>(x) + i, 16, i % 2 == 1 ? 8 : 0);
+    __pipeline_commit();
+    if (i < n4) __pipeline_memcpy_async(&single[t], &x[i], 4);
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    if (i < n4) reinterpret_cast<float4*>(y)[i] = selftest_stage[t];
+    __pipeline_wait_prior(0);
+    if (i < n4) z[i] = single[t];
+}
+
+// Thread 0 of block 0 copies the 16 bytes just past the end of x (4 * n4 floats).
+extern "C" __global__ void selftest_pipeline_out_of_bounds(const float* x, int n4) {
+    extern __shared__ float4 selftest_stage[];
+    if (blockIdx.x == 0 && threadIdx.x == 0) __pipeline_memcpy_async(&selftest_stage[0], x + 4 * n4, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+}
+
+// Lane 7 of every warp waits at __syncthreads while the other lanes wait at a __syncwarp that names it.
+extern "C" __global__ void selftest_warp_stall(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (threadIdx.x % 32 == 7) {
+        __syncthreads();
+    } else {
+        __syncwarp();
+    }
+    if (i < n) y[i] = (float) i;
 }

@@ -24,8 +24,6 @@ namespace emu {
 uintptr_t g_fiberBase = 0;
 size_t g_fiberSpan = 0;
 
-namespace {
-
 std::string thread_text(const uint3& b, const uint3& t) {
     char buf[96];
     snprintf(buf, sizeof buf, "block (%u,%u,%u) thread (%u,%u,%u)", b.x, b.y, b.z, t.x, t.y, t.z);
@@ -45,6 +43,8 @@ std::string code_text(void* pc) {
     }
     return buf;
 }
+
+namespace {
 
 [[noreturn]] void fiber_main(Worker* w) {
     Fiber* f = w->current;
@@ -119,6 +119,8 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
         f.site = nullptr;
         f.tid = {i % b.x, i / b.x % b.y, i / (b.x * b.y)};
         f.state = kReady;
+        f.copies.clear();
+        f.commits = 0;
     }
     // A fiber takes a stack when it starts and gives it back when it ends, so a kernel without barriers runs
     // every thread on the same (cache-hot) stack; one with barriers needs a stack per waiting thread.
@@ -126,32 +128,51 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
     for (unsigned s = n; s-- > 0;) w->freeStacks.push_back(s);
     const ThreadOrder order = config().order;
     const Fiber* exited = nullptr;   // the first thread of the block that finished
-    // Each round (a barrier phase) runs every live fiber once, in thread order (reversed, or freshly shuffled
-    // for each phase), up to its next barrier or its end.
+    // Each barrier phase runs every live fiber, in thread order (reversed, or freshly shuffled for each phase), up
+    // to its next __syncthreads or its end. A fiber that stops at a warp intrinsic waits there until the lanes its
+    // mask names have all arrived (warp.cpp releases them, as ready); passes over the order repeat until no fiber
+    // is ready, so a phase ends with every live fiber at __syncthreads or stuck at a warp intrinsic.
     for (uint64_t phase = 0;; phase++) {
         if (order == ThreadOrder::kShuffle) {
             shuffled_indices(w->order, n, mix64(mix64(config().shuffleSeed, L.number), mix64(linear, phase)));
         }
-        const Fiber* waiting = nullptr;     // the first to arrive at the barrier
-        const Fiber* elsewhere = nullptr;   // one that arrived at another barrier
+        for (unsigned i = 0; i < n; i++) {
+            if (w->fibers[i].state == kWaiting) w->fibers[i].state = kReady;
+        }
+        for (bool ran = true; ran;) {
+            ran = false;
+            for (unsigned k = 0; k < n; k++) {
+                unsigned i = order == ThreadOrder::kForward ? k : order == ThreadOrder::kReverse ? n - 1 - k : w->order[k];
+                Fiber& f = w->fibers[i];
+                if (f.state != kReady) continue;
+                ran = true;
+                if (f.sp == nullptr) {
+                    f.stack = w->freeStacks.back();
+                    w->freeStacks.pop_back();
+                    f.sp = initial_sp(w, f.stack);
+                }
+                w->current = &f;
+                *w->threadIdxSlot = f.tid;
+                emu_fiber_switch(&w->schedSp, f.sp);
+                w->current = nullptr;
+                if (w->aborted) return false;
+                if (f.state == kExited) {
+                    w->freeStacks.push_back(f.stack);
+                    if (exited == nullptr) exited = &f;
+                }
+            }
+        }
+        const Fiber* waiting = nullptr;     // the first, in this phase's order, at the barrier
+        const Fiber* elsewhere = nullptr;   // one at another barrier
         for (unsigned k = 0; k < n; k++) {
             unsigned i = order == ThreadOrder::kForward ? k : order == ThreadOrder::kReverse ? n - 1 - k : w->order[k];
-            Fiber& f = w->fibers[i];
-            if (f.state == kExited) continue;
-            if (f.sp == nullptr) {
-                f.stack = w->freeStacks.back();
-                w->freeStacks.pop_back();
-                f.sp = initial_sp(w, f.stack);
+            const Fiber& f = w->fibers[i];
+            if (f.state == kAtWarp) {
+                fail_block(w, CUDA_ERROR_LAUNCH_FAILED, warp_stall_text(w, f));
+                return false;
             }
-            w->current = &f;
-            *w->threadIdxSlot = f.tid;
-            emu_fiber_switch(&w->schedSp, f.sp);
-            w->current = nullptr;
-            if (w->aborted) return false;
-            if (f.state == kExited) {
-                w->freeStacks.push_back(f.stack);
-                if (exited == nullptr) exited = &f;
-            } else if (waiting == nullptr) {
+            if (f.state != kWaiting) continue;
+            if (waiting == nullptr) {
                 waiting = &f;
             } else if (f.site != waiting->site && elsewhere == nullptr) {
                 elsewhere = &f;
@@ -166,7 +187,7 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
             fail_block(w, CUDA_ERROR_LAUNCH_FAILED, what);
             return false;
         }
-        // Every live thread waits at the same barrier: it opens, and the next round resumes them.
+        // Every live thread waits at the same barrier: it opens, and the next phase resumes them.
     }
 }
 

@@ -103,12 +103,14 @@ wait_jobs() {
 }
 
 RUNTIME_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden -pthread -Wall -Wextra -g1 -DEMU_KERNELS_CONTRACTED=$CONTRACTED)
-# Kernels: IEEE operations with nvcc's multiply-add contraction (no other fast-math liberties), and every memory
-# access of the kernel code routed through the runtime's __asan_* hooks (see access.cpp). __shared__ arrays are
+# Kernels: IEEE operations with nvcc's multiply-add contraction (no other fast-math liberties), every memory
+# access of the kernel code routed through the runtime's __asan_* hooks and every typed dereference checked for its
+# type's alignment (-fsanitize=alignment; see access.cpp). __shared__ arrays are
 # thread_locals without dynamic initialisation, so no TLS init wrappers are needed (-fno-extern-tls-init).
 KERNEL_FLAGS=(-std=c++17 -O2 -fPIC -fvisibility=hidden "${CONTRACTION[@]}" -fno-fast-math -fexceptions -g1
     -fno-extern-tls-init
-    -fsanitize=kernel-address --param asan-instrumentation-with-call-threshold=0
+    -fsanitize=kernel-address -fsanitize=alignment -fsanitize-recover=alignment
+    --param asan-instrumentation-with-call-threshold=0
     --param asan-stack=0 --param asan-globals=0
     -I"$EMU/include" -iquote "$EMU" -include "$EMU/cuda_emu.h")
 

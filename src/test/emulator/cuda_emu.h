@@ -31,6 +31,9 @@
 #define __align__(n) __attribute__((aligned(n))) // accepted where CUDA puts it: between decl-specifiers
 
 #include "emu_builtins.h"
+#include "emu_vector_types.h"
+#include "emu_warp.h"
+#include "emu_atomics.h"
 
 // Kernels see the running fiber's built-ins read-only.
 #define threadIdx (static_cast<const uint3&>(emu_threadIdx))
@@ -43,6 +46,28 @@ static constexpr int warpSize = 32;
 // A macro, so that the call (and its return address, which identifies the site) sits in the kernel's code.
 extern "C" void emu_syncthreads(void);
 #define __syncthreads() emu_syncthreads()
+
+// Cache-hinted loads and stores: plain accesses here (the hint only steers a GPU's caches), checked as any other.
+template <typename T>
+inline T __ldg(const T* p) { return *p; }
+template <typename T>
+inline T __ldcg(const T* p) { return *p; }
+template <typename T>
+inline T __ldca(const T* p) { return *p; }
+template <typename T>
+inline T __ldcs(const T* p) { return *p; }
+template <typename T>
+inline T __ldlu(const T* p) { return *p; }
+template <typename T>
+inline T __ldcv(const T* p) { return *p; }
+template <typename T>
+inline void __stcg(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stcs(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stwb(T* p, T v) { *p = v; }
+template <typename T>
+inline void __stwt(T* p, T v) { *p = v; }
 
 // Blocks of one launch share no memory the emulator orders; a fence only has to stop compiler reordering.
 inline void __threadfence_block() { __asm__ __volatile__("" ::: "memory"); }

@@ -16,14 +16,36 @@ extern "C" void emu_fiber_start(void);
 
 namespace emu {
 
-enum FiberState : uint8_t { kReady, kWaiting, kExited, kFaulted };
+// kWaiting: at __syncthreads; kAtWarp: at a warp intrinsic (warp.cpp), until every lane its mask names arrives.
+enum FiberState : uint8_t { kReady, kWaiting, kAtWarp, kExited, kFaulted };
+
+// The warp intrinsic a fiber waits at (warp.cpp): what it brought and, once its warp met, what it gets back.
+struct WarpCall {
+    int op;              // WarpOp (warp.cpp)
+    unsigned mask;       // the lanes it names
+    uint64_t value;      // its operand's bits (the shuffled variable, the predicate)
+    int arg;             // source lane, delta or lane mask (shuffles)
+    int width;           // shuffle segment width
+    uint64_t result;
+};
+
+// A __pipeline_memcpy_async not yet performed (pipeline.cpp).
+struct PendingCopy {
+    void* dst;
+    const void* src;
+    unsigned bytes, zeros;   // copies `bytes - zeros` bytes, then zero-fills `zeros`
+    uint64_t batch;          // the __pipeline_commit batch it belongs to
+};
 
 struct Fiber {
     void* sp;            // saved stack pointer while not running; null before the fiber starts
-    void* site;          // return address of the __syncthreads it waits at
+    void* site;          // return address of the __syncthreads or warp intrinsic it waits at
     unsigned stack;      // which of the worker's stacks it runs on, once started
     uint3 tid;
     FiberState state;
+    WarpCall warp;
+    std::vector<PendingCopy> copies;   // its asynchronous copies, in issue order
+    uint64_t commits;                  // its __pipeline_commit calls so far
 };
 
 // One launch, shared by the workers that run its blocks.
@@ -96,5 +118,16 @@ inline Worker* fiber_worker() {
 // Ends the running fiber with an execution error; the access it was about to make does not happen. Callers on
 // the fiber must hold no objects that own memory: their frames are dropped, not unwound.
 [[noreturn]] void fault(Worker* w, CUresult code, const char* what);
+
+// The access hooks' check of one N-byte access (N = 2, 4, 8, 16 also checked for N-byte alignment); faults.
+void check_access(uintptr_t a, size_t n, bool write);
+
+// The stderr text for a block whose fibers are all stopped while some wait at a warp intrinsic that can no longer
+// complete (warp.cpp); f is one of those waiting.
+std::string warp_stall_text(Worker* w, const Fiber& f);
+
+// "libcuda.so.1+0x1234": a code address for addr2line (block.cpp).
+std::string code_text(void* pc);
+std::string thread_text(const uint3& block, const uint3& thread);
 
 }  // namespace emu

@@ -111,6 +111,26 @@ final class CudaCacheCopy implements AutoCloseable {
         buffers.close();
     }
 
+    /**
+     * Start of each key-code stream of one group in the device copy, relative to the group's first stream
+     * ({@code [channels + 1]}, the last entry the group's bytes): each channel's stream of {@link BitPacking} starts
+     * on a 16-byte boundary and is padded with zero bytes to a multiple of 16, so the decode kernel reads it with
+     * 16-byte loads (pnmix_decode.cu). A re-layout of the device copy only: the cache's own byte layout and byte
+     * accounting are unchanged, and where every stream is already a multiple of 16 bytes (groups of a multiple of
+     * 128 tokens, as pn-mix's) the copy is byte for byte the cache's layout.
+     */
+    static int[] paddedKeyOffsets(int tokens, int[] bits) {
+        int[] off = new int[bits.length + 1];
+        for (int c = 0; c < bits.length; c++) {
+            off[c + 1] = off[c] + padded16(BitPacking.channelOffsets(tokens, new int[] {bits[c]})[1]);
+        }
+        return off;
+    }
+
+    private static int padded16(int bytes) {
+        return (bytes + 15) & ~15;
+    }
+
     /** The groups of a cache as the kernels read them: one array per field, group after group. */
     private record GroupArrays(byte[] keyCodes, byte[] keyMeta, int[] keyBits, int[] keyOffsets, byte[] valueCodes, byte[] valueMeta) {
         static GroupArrays of(PackedKvCache cache) {
@@ -118,7 +138,7 @@ final class CudaCacheCopy implements AutoCloseable {
             int groups = cache.groups().size();
             int keyCodeBytes = 0;
             for (PackedKvCache.Group g : cache.groups()) {
-                keyCodeBytes += g.keys().codes().length;
+                keyCodeBytes += paddedKeyOffsets(cache.groupTokens(), g.keyBits())[channels];
             }
             int valueCodeBytes = groups == 0 ? 0 : cache.groups().get(0).values().codes().length;
             int valueMetaBytes = groups == 0 ? 0 : cache.groups().get(0).values().meta().length;
@@ -128,13 +148,14 @@ final class CudaCacheCopy implements AutoCloseable {
             for (int g = 0; g < groups; g++) {
                 PackedKvCache.Group gr = cache.groups().get(g);
                 int[] off = BitPacking.channelOffsets(cache.groupTokens(), gr.keyBits());
-                System.arraycopy(gr.keys().codes(), 0, a.keyCodes, start, gr.keys().codes().length);
+                int[] padded = paddedKeyOffsets(cache.groupTokens(), gr.keyBits());
+                for (int c = 0; c < channels; c++) {
+                    System.arraycopy(gr.keys().codes(), off[c], a.keyCodes, start + padded[c], off[c + 1] - off[c]);
+                    a.keyOffsets[channels * g + c] = start + padded[c];
+                }
                 System.arraycopy(gr.keys().meta(), 0, a.keyMeta, 4 * channels * g, 4 * channels);
                 System.arraycopy(gr.keyBits(), 0, a.keyBits, channels * g, channels);
-                for (int c = 0; c < channels; c++) {
-                    a.keyOffsets[channels * g + c] = start + off[c];
-                }
-                start += gr.keys().codes().length;
+                start += padded[channels];
                 System.arraycopy(gr.values().codes(), 0, a.valueCodes, valueCodeBytes * g, valueCodeBytes);
                 System.arraycopy(gr.values().meta(), 0, a.valueMeta, valueMetaBytes * g, valueMetaBytes);
             }

@@ -22,7 +22,7 @@ import org.mechspec.compute.KernelArgs;
  */
 public final class CudaSplitKDecode implements AutoCloseable {
     static final String MODULE = "pnmix_decode";
-    private static final int THREADS = 128;
+    static final int THREADS = 128;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
     private static final int MAX_TILE = 64;
     public static final int BLOCKS_PER_SM = 4;

@@ -68,10 +68,11 @@ record DecodeTraffic(long rawBytes, long sectorBytes) {
         long keyCodeBytes = 0;
         for (PackedKvCache.Group g : cache.groups()) {
             int[] off = BitPacking.channelOffsets(tokens, g.keyBits());
-            for (int c = 0; c < channels; c++) { // every token of a channel: its whole stream
-                keyCodes.touch(keyCodeBytes + off[c], off[c + 1] - off[c]);
+            int[] padded = CudaCacheCopy.paddedKeyOffsets(tokens, g.keyBits());
+            for (int c = 0; c < channels; c++) { // every token of a channel: its whole stream, from a 16-byte boundary
+                keyCodes.touch(keyCodeBytes + padded[c], off[c + 1] - off[c]);
             }
-            keyCodeBytes += g.keys().codes().length;
+            keyCodeBytes += padded[channels];
         }
         t.add(keyCodeBytes, keyCodes);
         Sectors perChannel = new Sectors(); // scales and zeros, bit widths, offsets: 4 bytes per (group, channel)

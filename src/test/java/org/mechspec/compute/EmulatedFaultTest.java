@@ -46,6 +46,10 @@ class EmulatedFaultTest {
         "shared-beyond-request, selftest_shared, CUDA_ERROR_ILLEGAL_ADDRESS, dynamic shared memory offset",
         "divergent-barrier, selftest_divergent_barrier, CUDA_ERROR_LAUNCH_FAILED, divergent __syncthreads",
         "assert, selftest_assert, CUDA_ERROR_ASSERT, x[i] >= 0.0f",
+        "misaligned-float4, selftest_misaligned_float4, CUDA_ERROR_MISALIGNED_ADDRESS, misaligned access to 'const struct float4'",
+        "warp-mask-names-exited-lane, selftest_warp_exited_lane, CUDA_ERROR_LAUNCH_FAILED, but named lane 5 has exited",
+        "warp-lane-at-syncthreads, selftest_warp_stall, CUDA_ERROR_LAUNCH_FAILED, but lane 7 waits at __syncthreads",
+        "async-copy-out-of-bounds, selftest_pipeline_out_of_bounds, CUDA_ERROR_ILLEGAL_ADDRESS, illegal 16-byte read",
     })
     void aFaultFailsEveryLaterCudaCallOfItsProcess(String fault, String kernel, String error, String what) throws Exception {
         // Host math and forward order: the fault, not the strict modes, is under test here.
@@ -129,6 +133,13 @@ class EmulatedFaultTest {
                     JCudaDriver.cuMemcpyHtoD(x, Pointer.to(values), (long) N * Sizeof.FLOAT);
                     cuda.launch(MODULE, "selftest_assert", 4, 256, 0, new KernelArgs().ptr(x).i32(N));
                 }
+                case "misaligned-float4" -> cuda.launch(MODULE, "selftest_misaligned_float4", 1, 256, 0,
+                        new KernelArgs().ptr(x).ptr(y).i32(N / 4));
+                case "warp-mask-names-exited-lane" -> cuda.launch(MODULE, "selftest_warp_exited_lane", 4, 256, 0,
+                        new KernelArgs().ptr(y).i32(N));
+                case "warp-lane-at-syncthreads" -> cuda.launch(MODULE, "selftest_warp_stall", 4, 256, 0, new KernelArgs().ptr(y).i32(N));
+                case "async-copy-out-of-bounds" -> cuda.launch(MODULE, "selftest_pipeline_out_of_bounds", 2, 128, 128 * 20,
+                        new KernelArgs().ptr(x).i32(N / 4));
                 default -> throw new IllegalArgumentException("unknown fault " + fault);
             }
         }

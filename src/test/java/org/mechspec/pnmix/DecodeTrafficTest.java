@@ -22,12 +22,15 @@ class DecodeTrafficTest {
         cache.requireMechspecLayout();
         // fp32, 2 query heads, 2 chunks per KV head.
         DecodeTraffic t = DecodeTraffic.of(cache, 2, 2, 4);
-        // Raw: sink k, v and residual k, v 4 × 16; key codes 8, key scales/zeros, bits, offsets 3 × 32; value codes 8,
-        // value scales/zeros 32; dims 44; query 32; partials m, l, acc 16 + 16 + 64 written and read; output 32.
-        assertThat(t.rawBytes()).isEqualTo(64 + 8 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32);
-        // Sectors: one for each buffer of at most 32 bytes (12 of them: 4 fp16, 6 group buffers, query, output), two
-        // for the dims (44 bytes), m and l one each and acc two, twice: 12 + 2 + 2 × 4 = 22 sectors of 32 bytes.
-        assertThat(t.sectorBytes()).isEqualTo(22 * 32);
+        // Raw: sink k, v and residual k, v 4 × 16; key codes 8 × 16 (each channel's 1-byte stream padded to 16 bytes
+        // in the device copy, read as one 16-byte word: CudaCacheCopy#paddedKeyOffsets), key scales/zeros, bits,
+        // offsets 3 × 32; value codes 8, value scales/zeros 32; dims 44; query 32; partials m, l, acc 16 + 16 + 64
+        // written and read; output 32.
+        assertThat(t.rawBytes()).isEqualTo(64 + 128 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32);
+        // Sectors: one for each buffer of at most 32 bytes (11 of them: 4 fp16, 5 group buffers, query, output), four
+        // for the key codes (128 bytes), two for the dims (44 bytes), m and l one each and acc two, twice:
+        // 11 + 4 + 2 + 2 × 4 = 25 sectors of 32 bytes.
+        assertThat(t.sectorBytes()).isEqualTo(25 * 32);
     }
 
     @Test
