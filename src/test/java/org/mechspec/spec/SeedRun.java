@@ -1,9 +1,5 @@
 package org.mechspec.spec;
 
-import org.mechspec.compute.CudaBackend;
-import org.mechspec.compute.DeviceWork;
-import org.mechspec.report.PaperRun;
-
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.Collections;
@@ -13,6 +9,9 @@ import java.util.Map;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.mechspec.compute.Backend;
+import org.mechspec.compute.CudaBackend;
+import org.mechspec.compute.DeviceWork;
+import org.mechspec.report.PaperRun;
 
 /**
  * One seeded invocation of a contract: the seed, the backend to run on, and where its measurements go.
