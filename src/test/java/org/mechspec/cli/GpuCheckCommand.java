@@ -8,7 +8,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintWriter;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -162,10 +161,7 @@ final class GpuCheckCommand implements Callable<Integer> {
             stdout.println("[gpu-check] " + name + ": not started, the budget is spent");
             return s;
         }
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
-        ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-                .filter(a -> a.startsWith("-Xmx") || a.startsWith("-Djava.io.tmpdir=") || a.startsWith("-Dmechspec.")).forEach(command::add);
-        command.addAll(List.of("-cp", System.getProperty("java.class.path")));
+        List<String> command = new ArrayList<>(PaperProcesses.javaCommand());
         command.addAll(mainCommand);
         command.addAll(args);
         stdout.println("[gpu-check] " + name + ": " + String.join(" ", args));

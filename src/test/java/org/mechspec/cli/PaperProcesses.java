@@ -63,7 +63,7 @@ final class PaperProcesses {
     }
 
     /** The JVM this one runs in, with its heap and mechspec.* properties (e.g. a contracts folder), and its class path. */
-    private static List<String> javaCommand() {
+    static List<String> javaCommand() {
         List<String> c = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString()));
         for (String arg : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
             if (arg.startsWith("-Xmx") || arg.startsWith("-Xss") || arg.startsWith("-Djava.io.tmpdir=")) {
@@ -133,7 +133,7 @@ final class PaperProcesses {
         summaries.add(Files.exists(summary) ? Files.readString(summary) : "## " + paper + "\n\nNo summary: its process wrote none.\n");
     }
 
-    private static void copyTree(Path from, Path to, java.util.function.Predicate<Path> wanted) throws IOException {
+    static void copyTree(Path from, Path to, java.util.function.Predicate<Path> wanted) throws IOException {
         if (!Files.isDirectory(from)) {
             return;
         }
@@ -146,7 +146,7 @@ final class PaperProcesses {
         }
     }
 
-    private static void deleteTree(Path dir) throws IOException {
+    static void deleteTree(Path dir) throws IOException {
         if (!Files.exists(dir)) {
             return;
         }

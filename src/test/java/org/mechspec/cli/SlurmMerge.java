@@ -5,7 +5,6 @@ import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -40,7 +39,7 @@ final class SlurmMerge implements Callable<Integer> {
         PrintWriter stdout = spec.commandLine().getOut();
         SlurmPlan plan = SlurmPlan.read(dir);
         Path merged = plan.dir().resolve("merged");
-        deleteTree(merged);
+        PaperProcesses.deleteTree(merged);
         OutputFolder.create(merged);
         Manifests manifests = Manifests.contracts();
         List<String> lines = new ArrayList<>();
@@ -65,7 +64,7 @@ final class SlurmMerge implements Callable<Integer> {
                 String backend = a.getFileName().toString().substring(t.paper().length() + 1).replaceFirst("\\.json$", "");
                 artifacts.computeIfAbsent(t.paper(), p -> new TreeMap<>()).computeIfAbsent(backend, b -> new ArrayList<>()).add(a);
             }
-            copyTree(plan.shard(t).resolve("allure-results"), merged.resolve("allure-results"));
+            PaperProcesses.copyTree(plan.shard(t).resolve("allure-results"), merged.resolve("allure-results"), f -> true);
         }
         for (String paper : plan.tasks().stream().map(SlurmPlan.Task::paper).distinct().toList()) {
             if (failed.containsKey(paper)) {
@@ -118,29 +117,6 @@ final class SlurmMerge implements Callable<Integer> {
         try (Stream<Path> files = Files.list(reports)) {
             return files.filter(f -> f.getFileName().toString().matches(java.util.regex.Pattern.quote(paper) + "\\.[a-z0-9-]+\\.json"))
                     .sorted().toList();
-        }
-    }
-
-    private static void copyTree(Path from, Path to) throws IOException {
-        if (!Files.isDirectory(from)) {
-            return;
-        }
-        Files.createDirectories(to);
-        try (Stream<Path> files = Files.list(from)) {
-            for (Path f : files.filter(Files::isRegularFile).toList()) {
-                Files.copy(f, to.resolve(f.getFileName()), StandardCopyOption.REPLACE_EXISTING);
-            }
-        }
-    }
-
-    private static void deleteTree(Path d) throws IOException {
-        if (!Files.exists(d)) {
-            return;
-        }
-        try (Stream<Path> files = Files.walk(d)) {
-            for (Path f : files.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(f);
-            }
         }
     }
 }
