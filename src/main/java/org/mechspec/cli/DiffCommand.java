@@ -29,6 +29,10 @@ final class DiffCommand implements Callable<Integer> {
     @Option(names = "--contracts", paramLabel = "DIR", description = "folder of manifests (default: those built into the jar)")
     Path contracts;
 
+    @Option(names = "--seeds", paramLabel = "S,S", split = ",",
+            description = "compare only these seeds, which both artifacts must have (e.g. a one-seed run against a full reference)")
+    List<Long> seeds;
+
     @Spec
     CommandSpec spec;
 
@@ -45,6 +49,15 @@ final class DiffCommand implements Callable<Integer> {
         if (!manifest.paper().equals(referenceManifest.paper()) || !x.paper.equals(y.paper)) {
             // Not drift: there is nothing to compare metric by metric (a different backend of one paper still is).
             throw new InputException("cannot compare artifacts of different papers: " + a + " is " + x.paper + ", " + b + " is " + y.paper);
+        }
+        if (seeds != null) {
+            for (PaperRun run : List.of(x, y)) {
+                List<Long> absent = seeds.stream().filter(s -> !run.seeds.containsKey(s)).toList();
+                if (!absent.isEmpty()) {
+                    throw new InputException((run == x ? a : b) + " has no seed " + absent + " (it has " + run.seeds.keySet() + ")");
+                }
+                run.seeds.keySet().retainAll(seeds);
+            }
         }
         List<String> findings = ArtifactDiff.compare(manifest, x, y);
         findings.forEach(out::println);

@@ -28,7 +28,7 @@ public final class ReportGate {
 
     /**
      * Whether a -Dgroups expression still runs every seeded half: none given, or one whose top-level alternatives
-     * include the tag {@code seeded} (CI's emulated pass, {@code seeded | cuda}, is a full run of its backend).
+     * include the tag {@code seeded} (CI's emulated pass, {@code seeded | (cuda & !emulator-process)}, is a full run of its backend).
      */
     static boolean everySeededHalf(String groups) {
         return groups.isBlank() || java.util.Arrays.stream(groups.split("[|,]")).map(String::strip).anyMatch("seeded"::equals);

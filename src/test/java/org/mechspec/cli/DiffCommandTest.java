@@ -71,6 +71,23 @@ class DiffCommandTest {
         assertThat(r.out()).contains("mechspec.seeds: [42, 43] vs reference [42, 43, 44]", "mechspec.seeds.42.checks.bounded: false vs reference true");
     }
 
+    /** A one-seed run against a full reference: --seeds compares those seeds, still drift by drift, and needs them on both sides. */
+    @Test
+    void seedsNarrowTheComparisonToSeedsBothHave() {
+        Path reference = artifact("ref.json", Artifacts.demoRun("cpu", 42, 43, 44));
+        PaperRun one = Artifacts.demoRun("cpu", 42);
+        Cli same = Cli.run("diff", "--contracts", contracts.toString(), "--seeds", "42", artifact("one.json", one).toString(), reference.toString());
+        assertThat(same.code()).as(same.toString()).isZero();
+        assertThat(same.out()).contains("no drift: demo.cpu, seeds [42]");
+        one.seed(42).outcome("bounded", false);
+        Cli flipped = Cli.run("diff", "--contracts", contracts.toString(), "--seeds", "42", artifact("flipped.json", one).toString(), reference.toString());
+        assertThat(flipped.code()).isEqualTo(1);
+        assertThat(flipped.out()).contains("mechspec.seeds.42.checks.bounded: false vs reference true").doesNotContain("mechspec.seeds: ");
+        Cli absent = Cli.run("diff", "--contracts", contracts.toString(), "--seeds", "42,43", artifact("one.json", one).toString(), reference.toString());
+        assertThat(absent.code()).isEqualTo(2);
+        assertThat(absent.err().strip()).isEqualTo("mechspec: " + dir.resolve("one.json") + " has no seed [43] (it has [42])");
+    }
+
     @Test
     void otherBackendIsAFinding() {
         Cli r = diff(artifact("cuda.json", Artifacts.demoRun("cuda", 42)), artifact("cpu.json", Artifacts.demoRun("cpu", 42)));

@@ -44,7 +44,8 @@ class WorkerVerdictsTest {
     @ValueSource(strings = {"kernels", "fold-bias", "pn-mix", "oal"})
     void theReferenceWorkerGetsMechspecsOwnVerdicts(String paper) throws Exception {
         Path reference = CLIENT.resolve("reference_worker.py");
-        ChildMain r = run(reference.toString(), paper, "--implementation-files", reference + "," + CLIENT.resolve("mechspec_worker.py"));
+        // One seed: every operation the paper serves and every check runs on it; mechspec's own build runs all three.
+        ChildMain r = run(reference.toString(), paper, "--seeds", "42", "--implementation-files", reference + "," + CLIENT.resolve("mechspec_worker.py"));
         assertThat(r.code()).as(r.out()).isZero();
         Path artifact = dir.resolve("out/reports/" + paper + ".numpy-reference.json");
         JsonNode served = JSON.readTree(artifact.toFile()).path("mechspec").path("device_provenance").path("implementation");
@@ -54,7 +55,7 @@ class WorkerVerdictsTest {
         assertThat(validate.code()).as(validate.toString()).isZero();
         // Same checks held, every metric within the manifest's tolerance of mechspec's own CPU run (ArtifactDiff: the
         // device-side checks only the worker ran, and the implementation's own error figures, are judged by their bounds).
-        Cli diff = Cli.run("diff", artifact.toString(), "reports/" + paper + ".cpu.json");
+        Cli diff = Cli.run("diff", "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
         assertThat(diff.code()).as(diff.toString()).isZero();
     }
 
@@ -143,7 +144,7 @@ class WorkerVerdictsTest {
                 .isNotEqualTo(ours.path("metrics").path(figure).asDouble());
         assertThat(r.out()).contains(check);
         // And against mechspec's own run, the verdict is a finding too.
-        Cli diff = Cli.run("diff", artifact.toString(), "reports/" + paper + ".cpu.json");
+        Cli diff = Cli.run("diff", "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
         assertThat(diff.code()).as(diff.toString()).isEqualTo(ExitCodes.FINDINGS);
         assertThat(diff.toString()).contains(".checks." + check + ": false");
     }

@@ -16,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
  * L2 cache, which the bench sizes its work from).
  */
 @Tag("cuda")
+@Tag("emulator-process")
 @Tag("platform")
 class EmulatedDriverProcessTest {
     @TempDir

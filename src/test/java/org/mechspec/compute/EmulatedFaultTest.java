@@ -29,6 +29,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * failed kernel itself or leaves that to the driver's line on stderr.
  */
 @Tag("cuda")
+@Tag("emulator-process")
 @Tag("platform")
 class EmulatedFaultTest {
     private static final String MODULE = "emulator_selftest";

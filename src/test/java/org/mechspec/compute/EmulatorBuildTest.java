@@ -18,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
  * model. On a CPU without FMA instructions the build says that kernels lose nvcc's contraction.
  */
 @Tag("cuda")
+@Tag("emulator-process")
 @Tag("platform")
 class EmulatorBuildTest {
     @TempDir

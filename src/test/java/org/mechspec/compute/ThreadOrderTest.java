@@ -26,6 +26,7 @@ import org.mechspec.kernels.KernelChecks;
  * bits of the kernels that call exp, the same bits in every order.
  */
 @Tag("cuda")
+@Tag("emulator-process")
 @Tag("platform")
 class ThreadOrderTest {
     private static final Pattern SEED_LINE = Pattern.compile(

@@ -22,6 +22,7 @@ import org.mechspec.compute.Rng;
  * group, a longer scratch buffer), not several per call.
  */
 @Tag("cuda")
+@Tag("emulator-process")
 @Tag("pn-mix")
 class PackedAttentionDeviceCallsTest {
     @Test

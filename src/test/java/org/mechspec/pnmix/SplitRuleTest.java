@@ -39,6 +39,7 @@ class SplitRuleTest {
 
     @Test
     @Tag("cuda")
+    @Tag("emulator-process")
     void onTheEmulatorTheSplitsChangeWithTheSmCountAndTheDecodeHoldsAtEach() throws Exception {
         org.assertj.core.api.Assumptions.assumeThat(EmulatedChild.available()).as("the emulated driver or the kernels were not built").isTrue();
         Map<Integer, List<String>> lines = new TreeMap<>();

@@ -74,6 +74,8 @@ class FullRunGateTest {
         assertThatThrownBy(() -> gate("groups=seeded | cuda")).hasMessageContaining("missing from a full run");
         assertThat(ReportGate.everySeededHalf("seeded|cuda")).isTrue();
         assertThat(ReportGate.everySeededHalf("cuda, seeded")).isTrue();
+        assertThat(ReportGate.everySeededHalf("seeded | (cuda & !emulator-process)")).as("CI's emulated pass").isTrue();
+        assertThat(ReportGate.everySeededHalf("(seeded | cuda) & !emulator-process")).as("narrowed: & binds the whole").isFalse();
         assertThat(ReportGate.everySeededHalf("seeded & fold-bias")).isFalse();
         assertThat(ReportGate.everySeededHalf("seededish")).isFalse();
     }
