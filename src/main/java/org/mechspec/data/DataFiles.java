@@ -52,12 +52,7 @@ public final class DataFiles {
      * reader of a data file goes through here (or {@link #verifiedBytes}), so an absent file is the same clear skip.
      */
     public static Path file(String relative, String source) {
-        return file(dataDir(), relative, source);
-    }
-
-    /** As {@link #file(String, String)}, under the folder {@code dataDir}. */
-    public static Path file(Path dataDir, String relative, String source) {
-        Path file = dataDir.resolve(relative);
+        Path file = dataDir().resolve(relative);
         if (!Files.isRegularFile(file)) {
             throw new MissingDataException(file + " is absent: download " + source + " to " + relative
                     + " under the folder passed as -Dmechspec.data.dir");

@@ -34,12 +34,7 @@ public final class BpeTokenizer implements AutoCloseable {
 
     /** Qwen's tokenizer.json in the data folder, unread, or the missing-data error that says where to get it. */
     public static java.nio.file.Path qwenFile() {
-        return qwenFile(DataFiles.dataDir());
-    }
-
-    /** As {@link #qwenFile()}, under the folder {@code dataDir}. */
-    public static java.nio.file.Path qwenFile(java.nio.file.Path dataDir) {
-        return DataFiles.file(dataDir, QWEN_FILE, QWEN_SOURCE);
+        return DataFiles.file(QWEN_FILE, QWEN_SOURCE);
     }
 
     /** A tokenizer.json under the data folder, verified against {@code sha256}; {@code source}: where to get it. */

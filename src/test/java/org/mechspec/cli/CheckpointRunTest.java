@@ -13,8 +13,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.mechspec.data.DataFiles;
 import org.mechspec.model.CheckpointHashes;
 import org.mechspec.model.RandomQwenCheckpoint;
 import org.mechspec.report.PaperRun;
@@ -32,21 +31,19 @@ import org.mechspec.tokenize.BpeTokenizer;
  * 1.2e-5, above the seed's absolute 1e-5 (Qwen2.5-0.5B itself gave 1.2e-6 in seed file 004), and the check says so.
  * The run is seed 43's alone (each seed is one pass of the protocol, a minute of CPU here), so the failed verdict's
  * path is shown too; that outcome is pinned with every other (same seed, same bits), so a change to any of them is seen.
- * Beside the other tests (its work is in a child JVM); it reads only {@link BuildSettings}.
  */
 @Tag("cli")
 @org.junit.jupiter.api.extension.ExtendWith(org.mechspec.spec.MissingDataSkips.class)
-@Execution(ExecutionMode.CONCURRENT)
 class CheckpointRunTest {
     @TempDir
     Path dir;
 
     @Test
     void theOalCheckpointProtocolRunsEndToEndOnAGeneratedQwenFolder() throws Exception {
-        org.assertj.core.api.Assumptions.assumeThat(BuildSettings.BACKEND)
+        org.assertj.core.api.Assumptions.assumeThat(System.getProperty("mechspec.backend", "auto"))
                 .as("it runs on the CPU whatever the build's backend, so once, in the CPU build").isNotEqualTo("cuda-emulated");
-        Path data = BuildSettings.DATA;
-        BpeTokenizer.qwenFile(data); // absent: the data layer's skip (a full run's named failure), as wherever it is read
+        Path data = DataFiles.dataDir();
+        BpeTokenizer.qwenFile(); // absent: the data layer's skip (a full run's named failure), as wherever it is read
         Path checkpoint = RandomQwenCheckpoint.write(dir.resolve("qwen-random"), RandomQwenCheckpoint.OAL_PROTOCOL, 414);
         Path out = dir.resolve("out");
         // A JVM of its own, as a user runs it: the nested run's properties and Allure results stay out of this build.
@@ -75,8 +72,7 @@ class CheckpointRunTest {
         PaperRun run = PaperRun.fromJson(artifact.path("mechspec"));
         // The reference of this checkpoint lives apart from the fixture's: a checkpoint run never replaces it.
         assertThat(run.referenceName()).startsWith("checkpoints/unpinned-").endsWith("/oal.cpu.json");
-        Manifest base = ManifestLoader.load(BuildSettings.CONTRACTS.resolve("oal.json"));
-        Manifest manifest = ManifestLoader.forCheckpoint(base);
+        Manifest manifest = ManifestLoader.forCheckpoint(ManifestLoader.base("oal"));
         assertThat(run.seeds.keySet()).containsExactly(43L);
         for (String check : manifest.checks().keySet()) {
             if (check.startsWith("oal_dense_cuda") || check.startsWith("oal_recurrent_cuda")) {
@@ -87,7 +83,7 @@ class CheckpointRunTest {
         double fp32 = ((Number) run.seeds.get(43L).metrics.get("recurrent_dense_max_error")).doubleValue();
         assertThat(fp32).isGreaterThan(manifest.check("recurrent_dense_equivalence").threshold());
         // Valid apart from the failed verdict, which the validator names as findings.
-        assertThat(ArtifactValidator.validate(base, artifact)).isNotEmpty()
+        assertThat(ArtifactValidator.validate(ManifestLoader.base("oal"), artifact)).isNotEmpty()
                 .allSatisfy(f -> assertThat(f.failedCheck() && f.path().contains("recurrent_dense")).as("%s", f).isTrue());
     }
 }

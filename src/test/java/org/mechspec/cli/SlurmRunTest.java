@@ -14,19 +14,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * {@code mechspec slurm} against a real Slurm started for this machine ({@link LocalSlurm}): kernels and fold-bias
  * × 3 seeds on the CPU backend as an array job and a merge job; a shard made to fail is named by the merge job, and
  * {@code resubmit} recovers it; the merged artifacts equal the committed single-process references (no drift);
- * nothing listens beyond loopback; every daemon is stopped by its pid. Beside the other tests (its work is in child
- * processes); it reads only {@link BuildSettings}.
+ * nothing listens beyond loopback; every daemon is stopped by its pid.
  */
 @Tag("slurm")
 @Tag("cli")
-@Execution(ExecutionMode.CONCURRENT)
 class SlurmRunTest {
     @TempDir
     Path dir;
@@ -45,7 +41,7 @@ class SlurmRunTest {
         String missing = LocalSlurm.missing();
         assumeThat(missing).as(String.valueOf(missing)).isNull();
         Path checkout = Path.of("").toAbsolutePath();
-        Path data = BuildSettings.DATA;
+        Path data = Path.of(System.getProperty("mechspec.data.dir", "../shared/data")).toAbsolutePath().normalize();
         slurm = LocalSlurm.start(Files.createDirectories(dir.resolve("cluster")));
         assertThat(slurm.listenersBeyondLoopback()).as("the daemons listen on loopback only").isEmpty();
         Path launcher = launcher();

@@ -12,8 +12,6 @@ import java.util.List;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import org.junit.jupiter.api.parallel.Execution;
-import org.junit.jupiter.api.parallel.ExecutionMode;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -23,11 +21,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * reference worker gets mechspec's own verdicts on every paper, with metrics within the manifests' tolerances of the
  * committed CPU references; each rejected worker (src/test/worker) is rejected by the check that names its fault, with
  * the figure that shows it.
- *
- * <p>Beside the other tests (its work is in child processes); it reads only {@link BuildSettings}.
  */
 @Tag("worker")
-@Execution(ExecutionMode.CONCURRENT)
 class WorkerVerdictsTest {
     private static final Path CLIENT = Path.of("src/main/worker/python").toAbsolutePath();
     private static final Path REJECTED = Path.of("src/test/worker").toAbsolutePath();
@@ -40,7 +35,7 @@ class WorkerVerdictsTest {
         // From the project root, as a user runs it (OAL reads its fixture checkpoint there); the output goes elsewhere.
         List<String> args = new ArrayList<>(List.of("run", "--implementation", "python3 " + worker, "--paper", paper, "--out",
                 dir.resolve("out").toString(),
-                "--quiet", "--data-dir", BuildSettings.DATA.toString()));
+                "--quiet", "--data-dir", Path.of(System.getProperty("mechspec.data.dir", "../shared/data")).toAbsolutePath().toString()));
         args.addAll(List.of(more));
         return ChildMain.run(Path.of("").toAbsolutePath(), 15, Main.class.getName(), List.of(), args.toArray(String[]::new));
     }
@@ -56,11 +51,11 @@ class WorkerVerdictsTest {
         JsonNode served = JSON.readTree(artifact.toFile()).path("mechspec").path("device_provenance").path("implementation");
         assertThat(served.path("operations_served")).as("the worker computed part of %s", paper).isNotEmpty();
         assertThat(served.path("files_sha256")).hasSize(2);
-        Cli validate = Cli.run("validate", "--contracts", BuildSettings.CONTRACTS.toString(), artifact.toString());
+        Cli validate = Cli.run("validate", artifact.toString());
         assertThat(validate.code()).as(validate.toString()).isZero();
         // Same checks held, every metric within the manifest's tolerance of mechspec's own CPU run (ArtifactDiff: the
         // device-side checks only the worker ran, and the implementation's own error figures, are judged by their bounds).
-        Cli diff = Cli.run("diff", "--contracts", BuildSettings.CONTRACTS.toString(), "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
+        Cli diff = Cli.run("diff", "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
         assertThat(diff.code()).as(diff.toString()).isZero();
     }
 
@@ -74,10 +69,10 @@ class WorkerVerdictsTest {
         ChildMain b = run(reference, "kernels", "--seeds", "43,44");
         assertThat(b.code()).as(b.out()).isZero();
         Path merged = dir.resolve("kernels.numpy-reference.json");
-        Cli merge = Cli.run("merge", "--contracts", BuildSettings.CONTRACTS.toString(), dir.resolve("shard-a/reports/kernels.numpy-reference.json").toString(),
+        Cli merge = Cli.run("merge", dir.resolve("shard-a/reports/kernels.numpy-reference.json").toString(),
                 dir.resolve("out/reports/kernels.numpy-reference.json").toString(), "--out", merged.toString());
         assertThat(merge.code()).as(merge.toString()).isZero();
-        Cli validate = Cli.run("validate", "--contracts", BuildSettings.CONTRACTS.toString(), merged.toString());
+        Cli validate = Cli.run("validate", merged.toString());
         assertThat(validate.code()).as(validate.toString()).isZero();
         assertThat(JSON.readTree(merged.toFile()).path("mechspec").path("seeds").size()).isEqualTo(3);
     }
@@ -149,7 +144,7 @@ class WorkerVerdictsTest {
                 .isNotEqualTo(ours.path("metrics").path(figure).asDouble());
         assertThat(r.out()).contains(check);
         // And against mechspec's own run, the verdict is a finding too.
-        Cli diff = Cli.run("diff", "--contracts", BuildSettings.CONTRACTS.toString(), "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
+        Cli diff = Cli.run("diff", "--seeds", "42", artifact.toString(), "reports/" + paper + ".cpu.json");
         assertThat(diff.code()).as(diff.toString()).isEqualTo(ExitCodes.FINDINGS);
         assertThat(diff.toString()).contains(".checks." + check + ": false");
     }
