@@ -86,7 +86,7 @@ def read_safetensors(path):
             raise ValueError(f"{path}: tensor {name} has unsupported dtype {e['dtype']}")
         dt, native = _FILE_AND_NATIVE[e["dtype"]]
         begin, end = e["data_offsets"]
-        shape = tuple(int(s) for s in e["shape"])
+        shape = tuple(map(int, e["shape"]))
         count = math.prod(shape)
         if not 0 <= begin <= end <= size or (end - begin) != dt.itemsize * count:
             raise ValueError(f"{path}: tensor {name} has data_offsets {e['data_offsets']} that do not fit "

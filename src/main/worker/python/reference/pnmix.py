@@ -149,6 +149,8 @@ def _float_tensor(inputs, name, ndim, dtype):
 
 
 def _require_bits(what, bits):
+    if isinstance(bits, int) and 1 <= bits <= 8:  # the common scalar case, without NumPy's per-call overhead
+        return
     bits = np.asarray(bits)
     bad = (bits < 1) | (bits > 8)
     if bad.any():
