@@ -241,6 +241,7 @@ def _read_codes(packed, byte, shift, mask):
 
 
 def _frozen(*arrays):
+    """The arrays, read-only (a cache shares them)."""
     for a in arrays:
         a.flags.writeable = False
     return arrays
