@@ -16,6 +16,7 @@ An operation is fn(inputs: dict[str, np.ndarray], params: dict, precision: str) 
 NumPy is the only requirement; the `safetensors` package is used when it is importable.
 """
 import json
+import math
 import os
 import re
 import sys
@@ -56,6 +57,7 @@ class Unsupported(WorkerError):
 _DTYPES = {"F64": "<f8", "F32": "<f4", "F16": "<f2", "I64": "<i8", "I32": "<i4", "I16": "<i2",
            "I8": "i1", "U8": "u1", "BOOL": "?"}
 _CODES = {(np.dtype(v).kind, np.dtype(v).itemsize): k for k, v in _DTYPES.items()}  # byte order aside
+_FILE_AND_NATIVE = {k: (np.dtype(v), np.dtype(v).newbyteorder("=")) for k, v in _DTYPES.items()}
 
 try:  # the real library when it is there; the NumPy code below otherwise
     import safetensors.numpy as _st
@@ -75,21 +77,22 @@ def read_safetensors(path):
     if 8 + n > len(raw):
         raise ValueError(f"{path}: header length {n} exceeds the file")
     header = json.loads(raw[8:8 + n].decode("utf-8"))
-    data = memoryview(raw)[8 + n:]
+    size = len(raw) - 8 - n
     out = {}
     for name, e in header.items():
         if name == "__metadata__":
             continue
         if e["dtype"] not in _DTYPES:
             raise ValueError(f"{path}: tensor {name} has unsupported dtype {e['dtype']}")
-        dt = np.dtype(_DTYPES[e["dtype"]])
+        dt, native = _FILE_AND_NATIVE[e["dtype"]]
         begin, end = e["data_offsets"]
-        shape = tuple(int(s) for s in e["shape"])
-        if not 0 <= begin <= end <= len(data) or (end - begin) != dt.itemsize * int(np.prod(shape, dtype=np.int64)):
+        shape = tuple(map(int, e["shape"]))
+        count = math.prod(shape)
+        if not 0 <= begin <= end <= size or (end - begin) != dt.itemsize * count:
             raise ValueError(f"{path}: tensor {name} has data_offsets {e['data_offsets']} that do not fit "
                              f"shape {list(shape)} of {e['dtype']}")
         # copy: the arrays outlive the buffer and callers may write to them
-        out[name] = np.frombuffer(data[begin:end], dtype=dt).reshape(shape).astype(dt.newbyteorder("="))
+        out[name] = np.frombuffer(raw, dtype=dt, count=count, offset=8 + n + begin).astype(native).reshape(shape)
     return out
 
 
@@ -217,6 +220,7 @@ class Worker:
         try:
             write_safetensors(tmp, outputs)
             os.replace(tmp, path)
-        finally:
+        except BaseException:
             if os.path.exists(tmp):
                 os.remove(tmp)
+            raise

@@ -149,6 +149,8 @@ def _float_tensor(inputs, name, ndim, dtype):
 
 
 def _require_bits(what, bits):
+    if isinstance(bits, int) and 1 <= bits <= 8:  # the common scalar case, without NumPy's per-call overhead
+        return
     bits = np.asarray(bits)
     bad = (bits < 1) | (bits > 8)
     if bad.any():
@@ -228,29 +230,44 @@ def _pack_streams(codes, bits):
     return np.packbits(bitarr, axis=1, bitorder="little")  # zero-padded to whole bytes
 
 
-@functools.lru_cache(maxsize=512)
-def _code_positions(count, bits):
-    """Byte index and bit shift of each of a stream's ``count`` codes (read-only arrays, cached)."""
-    bit = np.arange(count, dtype=np.int64) * bits
-    byte, shift = bit >> 3, (bit & 7).astype(np.uint16)
-    byte.flags.writeable = False
-    shift.flags.writeable = False
-    return byte, shift
+def _read_codes(packed, byte, shift, mask):
+    """The codes at byte indices ``byte`` (any shape) and bit shifts ``shift`` of ``packed`` (uint8), ``mask`` =
+    2^bits - 1. A code may straddle two bytes, so each is read from the little-endian 16-bit word starting at its
+    byte (the last byte's word takes a zero pad)."""
+    word = np.zeros(packed.size + 1, dtype=np.uint16)
+    word[:-1] = packed
+    word[:-1] |= word[1:] << np.uint16(8)
+    return ((word[byte] >> shift) & mask).astype(np.uint8)
 
 
-def _read_codes(buf, starts, count, bits):
-    """Codes [len(starts), count] of the ``bits``-bit streams starting at byte offsets ``starts`` of ``buf``, a
-    uint8 buffer with one zero byte appended (a code may straddle two bytes; the last one reads the pad)."""
-    byte, shift = _code_positions(count, bits)
-    at = starts[:, None] + byte[None, :]
-    word = buf[at].astype(np.uint16) | (buf[at + 1].astype(np.uint16) << np.uint16(8))
-    return ((word >> shift) & np.uint16((1 << bits) - 1)).astype(np.uint8)
+def _frozen(*arrays):
+    """The arrays, read-only (a cache shares them)."""
+    for a in arrays:
+        a.flags.writeable = False
+    return arrays
 
 
-def _padded(packed):
-    buf = np.zeros(packed.size + 1, dtype=np.uint8)
-    buf[:-1] = packed
-    return buf
+# Where each code of a block lies depends only on the block's layout, and a run reuses few layouts (one after
+# another): the positions are computed once per layout (read-only arrays).
+
+@functools.lru_cache(maxsize=64)
+def _channel_positions(tokens, bits_key):
+    """(bytes of the block, then byte index, bit shift [tokens, channels] and mask [channels] of its codes) for a
+    per-channel block with bit widths ``np.frombuffer(bits_key, np.int64)``. Checks the layout."""
+    bits = np.frombuffer(bits_key, dtype=np.int64)
+    off = channel_layout(tokens, bits)
+    bit = off[:-1] * 8 + np.arange(tokens, dtype=np.int64)[:, None] * bits
+    return (int(off[-1]),) + _frozen(bit >> 3, (bit & 7).astype(np.uint16), ((1 << bits) - 1).astype(np.uint16))
+
+
+@functools.lru_cache(maxsize=64)
+def _token_positions(tokens, channels, group_channels, bits):
+    """Byte index and bit shift [tokens, channels] and mask of the codes of a per-token block whose layout the
+    caller has checked (token_layout)."""
+    groups = channels // group_channels
+    stream = np.arange(tokens * groups, dtype=np.int64)[:, None] * (8 * stream_bytes(group_channels, bits))
+    bit = (stream + np.arange(group_channels, dtype=np.int64) * bits).reshape(tokens, channels)
+    return _frozen(bit >> 3, (bit & 7).astype(np.uint16)) + (np.uint16((1 << bits) - 1),)
 
 
 def pack_channel_codes(codes, bits):
@@ -267,13 +284,8 @@ def pack_channel_codes(codes, bits):
 
 def unpack_channel_codes(packed, tokens, bits):
     """Per-channel block bytes (length checked) -> codes [tokens, channels]."""
-    off = channel_offsets(tokens, bits)
-    buf = _padded(packed)
-    codes = np.empty((tokens, bits.size), dtype=np.uint8)
-    for b in np.unique(bits):
-        chans = np.flatnonzero(bits == b)
-        codes[:, chans] = _read_codes(buf, off[chans], tokens, int(b)).T
-    return codes
+    _, byte, shift, mask = _channel_positions(tokens, np.asarray(bits, dtype=np.int64).tobytes())
+    return _read_codes(packed, byte, shift, mask)
 
 
 def pack_token_codes(codes, group_channels, bits):
@@ -282,9 +294,7 @@ def pack_token_codes(codes, group_channels, bits):
 
 
 def unpack_token_codes(packed, tokens, channels, group_channels, bits):
-    groups = channels // group_channels
-    starts = np.arange(tokens * groups, dtype=np.int64) * stream_bytes(group_channels, bits)
-    return _read_codes(_padded(packed), starts, group_channels, bits).reshape(tokens, channels)
+    return _read_codes(packed, *_token_positions(tokens, channels, group_channels, bits))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -404,8 +414,8 @@ def meta_bytes(scale_bits, zero_bits):
 
 def meta_halfs(meta):
     """(scale, zero) float64 per group of a metadata buffer."""
-    h = np.ascontiguousarray(meta, dtype=np.uint8).view("<u2").reshape(-1, 2)
-    return from_half_bits(h[:, 0]), from_half_bits(h[:, 1])
+    h = np.ascontiguousarray(meta, dtype=np.uint8).view("<f2").astype(np.float64).reshape(-1, 2)
+    return h[:, 0], h[:, 1]
 
 
 def quantize_channel_block(x, bits, one_bit, scale_levels_fn=None):
@@ -427,8 +437,8 @@ def quantize_token_block(x, group_channels, bits, one_bit, scale_levels_fn=None)
 
 def _levels(codes, scale, zero, dtype):
     """zero + code*scale: one rounded multiply, then one rounded add, in dtype (codes are exact in either)."""
-    out = np.multiply(codes, scale.astype(dtype), dtype=dtype)
-    out += zero.astype(dtype)
+    out = np.multiply(codes, scale.astype(dtype, copy=False), dtype=dtype)
+    out += zero.astype(dtype, copy=False)
     return out
 
 
@@ -437,9 +447,9 @@ def dequantize_channel_block(codes, meta, tokens, bits, dtype=np.float64):
     bits = np.asarray(bits, dtype=np.int64)
     channels = bits.size
     _require_bytes("per-channel metadata", meta.size, 4 * channels)
-    off = channel_layout(tokens, bits)
-    _require_bytes("packed per-channel codes", codes.size, int(off[-1]))
-    c = unpack_channel_codes(codes, tokens, bits)
+    size, byte, shift, mask = _channel_positions(tokens, bits.tobytes())  # checks the layout
+    _require_bytes("packed per-channel codes", codes.size, size)
+    c = _read_codes(codes, byte, shift, mask)
     scale, zero = meta_halfs(meta)
     return _levels(c, scale[None, :], zero[None, :], dtype)
 
@@ -634,7 +644,30 @@ def read_cache(inputs, params, dtype, dequantizers=None):
     return k.reshape(length, kv_heads, head_dim), v.reshape(length, kv_heads, head_dim)
 
 
-_DOT_CHUNK = 1 << 15  # elements of the logits accumulated per pass
+_SUM_CHUNK = 1 << 15  # products held at once by _ordered_matmul, so that they stay in cache
+
+
+def _ordered_matmul(a, b, dtype):
+    """a [n, r, m] @ b [n, m, c] in dtype, each sum over m in ascending order from +0.0 with one rounded multiply and
+    one rounded add per term, as the CPU twin's loops compute it (matmul and np.sum block or pair their adds, so
+    their bits would depend on the sizes). The products come in chunks of whole terms, and the adds are one
+    vectorized add per term across all the sums; rows go in blocks where one term of every sum would not fit."""
+    n, r, m = a.shape
+    c = b.shape[2]
+    rows = max(1, _SUM_CHUNK // (n * c))
+    if rows < r:
+        return np.concatenate([_ordered_matmul(a[:, i:i + rows], b, dtype) for i in range(0, r, rows)], axis=1)
+    at = np.ascontiguousarray(a.transpose(2, 0, 1))[:, :, :, None]  # [m, n, r, 1]
+    bt = np.ascontiguousarray(b.transpose(1, 0, 2))[:, :, None, :]  # [m, n, 1, c]
+    acc = np.zeros(n * r * c, dtype=dtype)
+    step = max(1, _SUM_CHUNK // acc.size)
+    terms = np.empty((min(step, m), n, r, c), dtype=dtype)
+    for j in range(0, m, step):
+        part = terms[:min(step, m - j)]
+        np.multiply(at[j:j + step], bt[j:j + step], out=part)
+        for t in part.reshape(part.shape[0], -1):
+            acc += t
+    return acc.reshape(n, r, c)
 
 
 def attention(k, v, q, causal, dtype):
@@ -651,21 +684,13 @@ def attention(k, v, q, causal, dtype):
         scale = np.float32(1.0 / np.sqrt(d))
     else:
         scale = 1.0 / np.sqrt(float(d))
-    kh = np.ascontiguousarray(k.transpose(1, 2, 0))  # [kv_heads, d, length]: a channel's keys contiguous
-    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d] (a view)
-    qg = np.ascontiguousarray(q.reshape(kv_heads, group * tq, d))
+    kh = k.transpose(1, 2, 0)  # [kv_heads, d, length]
+    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d]
+    qg = q.reshape(kv_heads, group * tq, d)
     with np.errstate(invalid="ignore", over="ignore"):
-        # Dot products in ascending channel order, one rounded multiply and one rounded add per channel, as the
-        # CPU twin sums them: the logits are its bits, so large logits do not amplify a reordering's rounding.
-        dots = np.zeros((kv_heads, group * tq, length), dtype=dtype)
-        rows = max(1, _DOT_CHUNK // (kv_heads * length))  # query rows per pass, so that a pass stays in cache
-        for r in range(0, group * tq, rows):
-            acc = dots[:, r:r + rows]
-            term = np.empty_like(acc)
-            for c in range(d):
-                np.multiply(qg[:, r:r + rows, c:c + 1], kh[:, c:c + 1, :], out=term)
-                np.add(acc, term, out=acc)
-        logits = (dots * scale).reshape(hq, tq, length)
+        # Dot products in ascending channel order, as the CPU twin sums them: the logits are its bits, so large
+        # logits do not amplify a reordering's rounding.
+        logits = (_ordered_matmul(qg, kh, dtype) * scale).reshape(hq, tq, length)
         if causal:
             hidden = np.arange(length)[None, :] > (np.arange(tq) + (length - tq))[:, None]
             logits[:, hidden] = -np.inf
@@ -677,14 +702,9 @@ def attention(k, v, q, causal, dtype):
             w = np.exp(logits - mx)
         denom = np.cumsum(w, axis=2)[:, :, -1:]  # ascending key order (masked weights are 0)
         p = (w / denom).reshape(kv_heads, group * tq, length)
-    # Σ p·v in ascending key order, one rounded multiply and add per key, as the CPU twin sums it: a matmul's
-    # blocking depends on how many queries share the call, so one query alone and in a batch could differ in the
-    # last bits (masked keys add exact zeros here).
-    out = np.zeros((kv_heads, group * tq, d), dtype=dtype)
-    term = np.empty_like(out)
-    for j in range(length):
-        np.multiply(p[:, :, j:j + 1], vh[:, j:j + 1, :], out=term)
-        np.add(out, term, out=out)
+    # Σ p·v in ascending key order, as the CPU twin sums it: a matmul's blocking depends on how many queries share
+    # the call, so one query alone and in a batch could differ in the last bits (masked keys add exact zeros here).
+    out = _ordered_matmul(p, vh, dtype)
     return out.reshape(hq, tq, d), logits
 
 
