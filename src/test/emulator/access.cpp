@@ -31,9 +31,9 @@ int access_text(char* out, size_t size, uintptr_t a, size_t n, bool write) {
 }
 
 __attribute__((noinline)) void device_slow(Worker* w, uintptr_t a, size_t n, bool write) {
-    const Allocation* al = find_allocation(a);
+    const Allocation* al = live_allocation(a);
     if (live_range(al, a, n)) {
-        w->cache[(a >> 12) % kCacheSlots] = Range{al->base, al->base + al->size};
+        w->cache[cache_slot(a)] = Range{al->base, al->base + al->size};
         return;
     }
     char what[256];
@@ -60,7 +60,7 @@ inline void check(uintptr_t a, size_t n, bool write) {
     Worker* w = fiber_worker();
     if (w == nullptr) return;   // not kernel code on a fiber
     if (in_device_range(a)) {
-        const Range& r = w->cache[(a >> 12) % kCacheSlots];
+        const Range& r = w->cache[cache_slot(a)];
         if (a < r.base || a + n > r.end) device_slow(w, a, n, write);
         return;
     }

@@ -23,7 +23,7 @@
 
 #define __device__
 #define __host__
-#define __forceinline__ inline
+#define __forceinline__ inline __attribute__((always_inline))   // as nvcc: always inlined, whatever GCC's estimate
 #define __noinline__ __attribute__((noinline))
 #define __restrict__ __restrict
 #define __constant__

@@ -24,8 +24,11 @@ constexpr size_t kGap = 64 << 10;   // inaccessible bytes after each allocation'
 
 uintptr_t g_next = 0;              // bump pointer: nothing at or above it has been handed out yet
 size_t g_liveBytes = 0;
-// Records by base, live and freed; their spans never overlap (a reused range drops the freed records in it).
-std::map<uintptr_t, Allocation*>* g_records = nullptr;
+// Records by base, live and freed apart (the access hooks look up live ones only); their spans never overlap (a
+// reused range drops the freed records in it).
+std::map<uintptr_t, Allocation*>* g_live = nullptr;
+std::map<uintptr_t, Allocation*>* g_freed = nullptr;
+uint64_t g_generation = 0;   // frees so far (allocation_generation)
 // Freed address ranges (an allocation's pages and gap), the most recently freed last. Not coalesced: a GPU's
 // allocator hands a freed block to the next allocation that fits, so a stale pointer aliases it.
 struct FreeRange {
@@ -51,7 +54,8 @@ bool reserve() {
             g_deviceBase = (uintptr_t) p;
             g_next = g_deviceBase + kGap;   // the first 64 KiB stay unmapped too
             g_deviceSpan = span;
-            g_records = new std::map<uintptr_t, Allocation*>;
+            g_live = new std::map<uintptr_t, Allocation*>;
+            g_freed = new std::map<uintptr_t, Allocation*>;
             g_free = new std::vector<FreeRange>;
             return true;
         }
@@ -87,19 +91,30 @@ void give_back_range(uintptr_t base, size_t span) { g_free->push_back(FreeRange{
 
 // Drops the records of freed allocations whose spans overlap [base, base + span), which is being reused.
 void forget_freed(uintptr_t base, size_t span) {
-    auto it = g_records->lower_bound(base);
-    if (it != g_records->begin() && std::prev(it)->second->base + std::prev(it)->second->span > base) --it;
-    while (it != g_records->end() && it->first < base + span) {
-        delete it->second;   // only freed records can lie there: live ones own their ranges
-        it = g_records->erase(it);
+    auto it = g_freed->lower_bound(base);
+    if (it != g_freed->begin() && std::prev(it)->second->base + std::prev(it)->second->span > base) --it;
+    while (it != g_freed->end() && it->first < base + span) {
+        delete it->second;
+        it = g_freed->erase(it);
     }
 }
 
 void release(Allocation* a) {
     decommit(a->base, round_up(a->size, page()));
     a->live = false;
+    g_live->erase(a->base);
+    (*g_freed)[a->base] = a;
     g_liveBytes -= a->size;
+    g_generation++;
     give_back_range(a->base, a->span);
+}
+
+// The record in `records` whose span holds a, or null.
+const Allocation* find_in(const std::map<uintptr_t, Allocation*>& records, uintptr_t a) {
+    auto it = records.upper_bound(a);
+    if (it == records.begin()) return nullptr;
+    const Allocation* al = std::prev(it)->second;
+    return a - al->base < al->span ? al : nullptr;
 }
 
 }  // namespace
@@ -121,7 +136,7 @@ CUresult device_alloc(CUctx_st* ctx, size_t bytes, CUdeviceptr* out) {
     }
     forget_freed(base, span);
     auto* a = new Allocation{base, bytes, span, ctx, true};
-    (*g_records)[base] = a;
+    (*g_live)[base] = a;
     g_liveBytes += bytes;
     memset((void*) base, kPoisonByte, bytes);   // a GPU's fresh memory holds whatever was there, never a promise
     *out = base;
@@ -129,27 +144,34 @@ CUresult device_alloc(CUctx_st* ctx, size_t bytes, CUdeviceptr* out) {
 }
 
 CUresult device_free(CUdeviceptr p) {
-    const Allocation* found = find_allocation((uintptr_t) p);
-    if (found == nullptr || found->base != p || !found->live) return CUDA_ERROR_INVALID_VALUE;
-    release(const_cast<Allocation*>(found));
+    if (g_live == nullptr) return CUDA_ERROR_INVALID_VALUE;
+    auto it = g_live->find((uintptr_t) p);
+    if (it == g_live->end()) return CUDA_ERROR_INVALID_VALUE;
+    release(it->second);
     return CUDA_SUCCESS;
 }
 
 void free_context_allocations(CUctx_st* ctx) {
-    if (g_records == nullptr) return;
-    for (auto& r : *g_records) {
-        if (r.second->live && r.second->ctx == ctx) release(r.second);
+    if (g_live == nullptr) return;
+    for (auto it = g_live->begin(); it != g_live->end();) {   // by base, as ever: the free list's order
+        Allocation* a = (it++)->second;                        // release() erases a's entry
+        if (a->ctx == ctx) release(a);
     }
 }
 
 size_t live_bytes() { return g_liveBytes; }
 
+uint64_t allocation_generation() { return g_generation; }
+
+const Allocation* live_allocation(uintptr_t a) {
+    if (g_live == nullptr || !in_device_range(a)) return nullptr;
+    return find_in(*g_live, a);
+}
+
 const Allocation* find_allocation(uintptr_t a) {
-    if (g_records == nullptr || !in_device_range(a)) return nullptr;
-    auto it = g_records->upper_bound(a);
-    if (it == g_records->begin()) return nullptr;
-    const Allocation* al = std::prev(it)->second;
-    return a - al->base < al->span ? al : nullptr;
+    if (g_live == nullptr || !in_device_range(a)) return nullptr;
+    const Allocation* al = find_in(*g_live, a);
+    return al != nullptr ? al : find_in(*g_freed, a);
 }
 
 void describe(uintptr_t a, size_t n, char* out, size_t size) {
@@ -172,7 +194,7 @@ void describe(uintptr_t a, size_t n, char* out, size_t size) {
 
 CUresult check_device_range(const char* api, CUdeviceptr p, size_t n) {
     if (n == 0) return CUDA_SUCCESS;
-    if (live_range(find_allocation((uintptr_t) p), (uintptr_t) p, n)) return CUDA_SUCCESS;
+    if (live_range(live_allocation((uintptr_t) p), (uintptr_t) p, n)) return CUDA_SUCCESS;
     char what[160] = "not device memory";
     if (in_device_range((uintptr_t) p)) describe((uintptr_t) p, n, what, sizeof what);
     report("%s: device range 0x%llx+%zu is not inside one live allocation (%s)", api, p, n, what);

@@ -34,6 +34,13 @@ size_t live_bytes();
 
 // The allocation (live, or freed and not yet reused) whose span holds a, or null.
 const Allocation* find_allocation(uintptr_t a);
+// The live allocation whose span holds a, or null: find_allocation without the freed records (the access hooks'
+// lookup; freed records only matter for messages).
+const Allocation* live_allocation(uintptr_t a);
+
+// Counts the frees (and context resets) so far. The access hooks cache live allocations; a free is the only
+// change that can make a cached range stale. Changes under the API lock only, never while kernels run.
+uint64_t allocation_generation();
 
 // True when [a, a + n) lies inside one live allocation.
 inline bool live_range(const Allocation* al, uintptr_t a, size_t n) {

@@ -21,7 +21,12 @@ namespace {
 void run_blocks(Worker* w, Launch& L) {
     w->launch = &L;
     w->shmBytes = L.sharedBytes;
-    for (Range& r : w->cache) r = Range{0, 0};   // frees between launches invalidate it
+    // The cache holds live allocations only, so it stays valid until something is freed (allocations never
+    // overlap a live one); launches without a free in between keep it warm.
+    if (w->cacheGeneration != allocation_generation()) {
+        for (Range& r : w->cache) r = Range{0, 0};
+        w->cacheGeneration = allocation_generation();
+    }
     emu_blockDim = {L.block.x, L.block.y, L.block.z};
     emu_gridDim = {L.grid.x, L.grid.y, L.grid.z};
     // Blocks are handed out in this order: the k-th block to start is block_at(k).

@@ -61,6 +61,8 @@ int int_setting(const char* name, int fallback, long lo, long hi) {
     return (int) n;
 }
 
+}  // namespace
+
 Config read_config() {
     Config c;
     if (const char* cc = env("MECHSPEC_EMU_CC")) {
@@ -104,13 +106,6 @@ Config read_config() {
     c.multiprocessors = int_setting("MECHSPEC_EMU_SM_COUNT", c.multiprocessors, 1, 1 << 16);
     c.l2Bytes = int_setting("MECHSPEC_EMU_L2_BYTES", c.l2Bytes, 0, 2147483647L);
     if (const char* v = env("MECHSPEC_EMU_VERBOSE")) c.verbose = strcmp(v, "0") != 0;
-    return c;
-}
-
-}  // namespace
-
-const Config& config() {
-    static const Config c = read_config();
     return c;
 }
 

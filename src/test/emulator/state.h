@@ -32,8 +32,15 @@ struct Config {
     bool verbose = false;                   // MECHSPEC_EMU_VERBOSE=1
 };
 
-// Read once from the environment (the first call wins); valid before cuInit too.
-const Config& config();
+// The settings in the environment now (state.cpp); reports each value it ignores.
+Config read_config();
+
+// Read once from the environment (the first call wins); valid before cuInit too. Inline, since the math
+// functions ask on every call: an out-of-line call was 0.5% of an emulated run.
+inline const Config& config() {
+    static const Config c = read_config();
+    return c;
+}
 
 // Every driver entry point holds this for its whole call, launches included: the emulator's tables never
 // change while kernels run, and host threads see the driver as serialised (as one GPU would order them).
