@@ -5,7 +5,6 @@ import static org.junit.platform.engine.discovery.DiscoverySelectors.selectPacka
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.HashMap;
-import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.junit.platform.engine.FilterResult;
@@ -93,7 +92,7 @@ final class StressCommand implements Callable<Integer> {
         if (ledger.isEmpty()) {
             throw new InputException(paper + (check == null ? "" : "/" + check) + " has no property half to stress");
         }
-        stdout.println(table(ledger));
+        stdout.println(Stress.table(ledger));
         ledger.forEach((c, e) -> {
             if (!e.falsified.isEmpty()) {
                 stdout.println("FALSIFIED " + c + ": " + e.falsified);
@@ -117,20 +116,5 @@ final class StressCommand implements Callable<Integer> {
                     && (check == null || c.check().equals(check));
             return keep ? FilterResult.included("a property half") : FilterResult.excluded("not a property half of the selection");
         };
-    }
-
-    static String table(Map<String, Stress.Entry> ledger) {
-        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-52s %9s %10s  %s%n", "check", "figures", "worst", "closest figure / input"));
-        ledger.forEach((check, e) -> {
-            String margin = e.figures == 0 ? "-" : String.format(Locale.ROOT, "%.3g", e.worstMargin);
-            String detail = e.figures == 0 ? (e.falsified.isEmpty() ? "held; its property reports no figure" : "FALSIFIED")
-                    : e.worstFigure + "\n" + " ".repeat(74) + "at " + shorten(e.closestInput, 200);
-            b.append(String.format(Locale.ROOT, "%-52s %9d %10s  %s%n", check, e.figures, margin, detail));
-        });
-        return b.toString().stripTrailing();
-    }
-
-    private static String shorten(String s, int n) {
-        return s.length() <= n ? s : s.substring(0, n - 3) + "...";
     }
 }

@@ -218,6 +218,10 @@ public final class ReportListener implements TestExecutionListener {
             try {
                 org.mechspec.spec.Stress.write(java.nio.file.Files.createDirectories(out.toAbsolutePath().getParent().resolve("stress")))
                         .forEach(f -> System.out.println("[mechspec] stress: wrote " + f));
+                if (!Boolean.getBoolean("mechspec.quiet")) { // mechspec stress prints its own table
+                    org.mechspec.spec.Stress.byPaper().forEach((paper, ledger) ->
+                            System.out.println("[mechspec] stress, " + paper + ":\n" + org.mechspec.spec.Stress.table(ledger)));
+                }
             } catch (IOException | RuntimeException e) {
                 errors.add("stress ledger not written: " + firstLine(e));
             }

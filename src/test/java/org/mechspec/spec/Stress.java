@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.io.IOException;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.function.Supplier;
@@ -152,5 +153,21 @@ public final class Stress {
     private static String abbreviated(String s) {
         String one = s.replaceAll("\\s+", " ").strip();
         return one.length() <= 600 ? one : one.substring(0, 597) + "...";
+    }
+
+    /** One check per row: figures reported, the worst margin, the closest figure and its input (or why none). */
+    public static String table(Map<String, Entry> ledger) {
+        StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-52s %9s %10s  %s%n", "check", "figures", "worst", "closest figure / input"));
+        ledger.forEach((check, e) -> {
+            String margin = e.figures == 0 ? "-" : String.format(Locale.ROOT, "%.3g", e.worstMargin);
+            String detail = e.figures == 0 ? (e.falsified.isEmpty() ? "held; its property reports no figure" : "FALSIFIED")
+                    : e.worstFigure + "\n" + " ".repeat(74) + "at " + shorten(e.closestInput, 200);
+            b.append(String.format(Locale.ROOT, "%-52s %9d %10s  %s%n", check, e.figures, margin, detail));
+        });
+        return b.toString().stripTrailing();
+    }
+
+    private static String shorten(String s, int n) {
+        return s.length() <= n ? s : s.substring(0, n - 3) + "...";
     }
 }
