@@ -29,7 +29,7 @@ class EmulatedRunTest {
         // C1 only: a short child run (cli/ChildMain says why).
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx2g",
                 "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve("tmp")), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "run", "--paper", "kernels", "--backend", "cuda", "--out", dir.resolve("out").toString())
+                Main.class.getName(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cuda", "--out", dir.resolve("out").toString())
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();
