@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,10 +33,20 @@ class WorkerVerdictsTest {
     @TempDir
     Path dir;
 
+    /** Shared by the tests that judge one rejected worker's run of one paper on seed 42 (its folder, its output). */
+    @TempDir
+    static Path rejectedRuns;
+
+    private static final Map<String, ChildMain> REJECTED_RUNS = new HashMap<>();
+
     private ChildMain run(String worker, String paper, String... more) throws Exception {
+        return run(dir.resolve("out"), worker, paper, more);
+    }
+
+    private static ChildMain run(Path out, String worker, String paper, String... more) throws Exception {
         // From the project root, as a user runs it (OAL reads its fixture checkpoint there); the output goes elsewhere.
         List<String> args = new ArrayList<>(List.of("run", "--implementation", "python3 " + worker, "--paper", paper, "--out",
-                dir.resolve("out").toString(),
+                out.toString(),
                 "--quiet", "--data-dir", Path.of(System.getProperty("mechspec.data.dir", "../shared/data")).toAbsolutePath().toString()));
         args.addAll(List.of(more));
         return ChildMain.run(Path.of("").toAbsolutePath(), 15, Main.class.getName(), List.of(), args.toArray(String[]::new));
@@ -77,10 +89,24 @@ class WorkerVerdictsTest {
         assertThat(JSON.readTree(merged.toFile()).path("mechspec").path("seeds").size()).isEqualTo(3);
     }
 
+    /** A rejected worker's run of {@code paper} on seed 42, once for every test that judges it; its output in {@link #rejectedOut}. */
+    private static synchronized ChildMain rejectedRun(String worker, String paper) throws Exception {
+        ChildMain r = REJECTED_RUNS.get(worker + "/" + paper);
+        if (r == null) {
+            r = run(rejectedOut(worker, paper), REJECTED.resolve(worker).toString(), paper, "--seeds", "42");
+            REJECTED_RUNS.put(worker + "/" + paper, r);
+        }
+        return r;
+    }
+
+    private static Path rejectedOut(String worker, String paper) {
+        return rejectedRuns.resolve(worker.replace(".py", "") + "-" + paper);
+    }
+
     /** QuickTheories shrinks through the worker: the falsified property names the smallest input it got wrong. */
     @Test
     void aFalsifiedPropertyReportsTheSmallestInputTheWorkerGotWrong() throws Exception {
-        ChildMain r = run(REJECTED.resolve("zero_attention_worker.py").toString(), "kernels", "--seeds", "42");
+        ChildMain r = rejectedRun("zero_attention_worker.py", "kernels");
         assertThat(r.out()).contains("FAILED KernelContracts > attentionRowsAreConvexCombinationsOfValues(PropertyRun): Property falsified")
                 .contains("Smallest found falsifying value(s) :- {1, 1, 0}"); // one key, one value column, seed 0
     }
@@ -130,9 +156,9 @@ class WorkerVerdictsTest {
         "fp16_values_worker.py               | pn-mix    | byte_accounting_exact     | value_bytes",
         "scale_power_of_two_worker.py        | pn-mix    | quantizer_levels_exact    | quantizer_level_mismatches"})
     void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(String worker, String paper, String check, String figure) throws Exception {
-        ChildMain r = run(REJECTED.resolve(worker).toString(), paper, "--seeds", "42");
+        ChildMain r = rejectedRun(worker, paper);
         assertThat(r.code()).as(r.out()).isEqualTo(ExitCodes.FINDINGS);
-        Path reports = dir.resolve("out/reports");
+        Path reports = rejectedOut(worker, paper).resolve("reports");
         Path artifact;
         try (var files = Files.list(reports)) {
             artifact = files.filter(f -> f.getFileName().toString().startsWith(paper + ".") && f.toString().endsWith(".json")).findFirst().orElseThrow();
