@@ -33,11 +33,14 @@ class WorkerVerdictsTest {
     @TempDir
     Path dir;
 
-    /** Shared by the tests that judge one rejected worker's run of one paper on seed 42 (its folder, its output). */
+    /** Output folders of the seed-42 runs shared by the tests that judge them ({@link #seed42}). */
     @TempDir
-    static Path rejectedRuns;
+    static Path sharedRuns;
 
-    private static final Map<String, ChildMain> REJECTED_RUNS = new HashMap<>();
+    private static final Map<String, Run> SEED_42_RUNS = new HashMap<>();
+
+    private record Run(ChildMain result, Path out) {
+    }
 
     private ChildMain run(String worker, String paper, String... more) throws Exception {
         return run(dir.resolve("out"), worker, paper, more);
@@ -55,11 +58,11 @@ class WorkerVerdictsTest {
     @ParameterizedTest
     @ValueSource(strings = {"kernels", "fold-bias", "pn-mix", "oal"})
     void theReferenceWorkerGetsMechspecsOwnVerdicts(String paper) throws Exception {
-        Path reference = CLIENT.resolve("reference_worker.py");
         // One seed: every operation the paper serves and every check runs on it; mechspec's own build runs all three.
-        ChildMain r = run(reference.toString(), paper, "--seeds", "42", "--implementation-files", reference + "," + CLIENT.resolve("mechspec_worker.py"));
+        Run run = seed42(CLIENT.resolve("reference_worker.py"), paper, referenceFiles());
+        ChildMain r = run.result();
         assertThat(r.code()).as(r.out()).isZero();
-        Path artifact = dir.resolve("out/reports/" + paper + ".numpy-reference.json");
+        Path artifact = run.out().resolve("reports/" + paper + ".numpy-reference.json");
         JsonNode served = JSON.readTree(artifact.toFile()).path("mechspec").path("device_provenance").path("implementation");
         assertThat(served.path("operations_served")).as("the worker computed part of %s", paper).isNotEmpty();
         assertThat(served.path("files_sha256")).hasSize(2);
@@ -74,14 +77,14 @@ class WorkerVerdictsTest {
     /** An implementation's artifacts are artifacts like mechspec's: seed shards merge, and the merge validates. */
     @Test
     void shardsOfAnImplementationsRunMergeAndValidate() throws Exception {
-        String reference = CLIENT.resolve("reference_worker.py").toString();
-        ChildMain a = run(reference, "kernels", "--seeds", "42");
-        assertThat(a.code()).as(a.out()).isZero();
-        Files.move(dir.resolve("out"), dir.resolve("shard-a"));
-        ChildMain b = run(reference, "kernels", "--seeds", "43,44");
+        Run a = seed42(CLIENT.resolve("reference_worker.py"), "kernels", referenceFiles()); // the reference test's run
+        assertThat(a.result().code()).as(a.result().out()).isZero();
+        List<String> rest = new ArrayList<>(List.of("--seeds", "43,44"));
+        rest.addAll(List.of(referenceFiles()));
+        ChildMain b = run(CLIENT.resolve("reference_worker.py").toString(), "kernels", rest.toArray(String[]::new));
         assertThat(b.code()).as(b.out()).isZero();
         Path merged = dir.resolve("kernels.numpy-reference.json");
-        Cli merge = Cli.run("merge", dir.resolve("shard-a/reports/kernels.numpy-reference.json").toString(),
+        Cli merge = Cli.run("merge", a.out().resolve("reports/kernels.numpy-reference.json").toString(),
                 dir.resolve("out/reports/kernels.numpy-reference.json").toString(), "--out", merged.toString());
         assertThat(merge.code()).as(merge.toString()).isZero();
         Cli validate = Cli.run("validate", merged.toString());
@@ -89,24 +92,28 @@ class WorkerVerdictsTest {
         assertThat(JSON.readTree(merged.toFile()).path("mechspec").path("seeds").size()).isEqualTo(3);
     }
 
-    /** A rejected worker's run of {@code paper} on seed 42, once for every test that judges it; its output in {@link #rejectedOut}. */
-    private static synchronized ChildMain rejectedRun(String worker, String paper) throws Exception {
-        ChildMain r = REJECTED_RUNS.get(worker + "/" + paper);
+    /** {@code worker}'s run of {@code paper} on seed 42, once for every test that judges it. */
+    private static synchronized Run seed42(Path worker, String paper, String... more) throws Exception {
+        String key = worker + " " + paper + " " + String.join(" ", more);
+        Run r = SEED_42_RUNS.get(key);
         if (r == null) {
-            r = run(rejectedOut(worker, paper), REJECTED.resolve(worker).toString(), paper, "--seeds", "42");
-            REJECTED_RUNS.put(worker + "/" + paper, r);
+            Path out = sharedRuns.resolve("run-" + SEED_42_RUNS.size());
+            List<String> args = new ArrayList<>(List.of("--seeds", "42"));
+            args.addAll(List.of(more));
+            r = new Run(run(out, worker.toString(), paper, args.toArray(String[]::new)), out);
+            SEED_42_RUNS.put(key, r);
         }
         return r;
     }
 
-    private static Path rejectedOut(String worker, String paper) {
-        return rejectedRuns.resolve(worker.replace(".py", "") + "-" + paper);
+    private static String[] referenceFiles() {
+        return new String[] {"--implementation-files", CLIENT.resolve("reference_worker.py") + "," + CLIENT.resolve("mechspec_worker.py")};
     }
 
     /** QuickTheories shrinks through the worker: the falsified property names the smallest input it got wrong. */
     @Test
     void aFalsifiedPropertyReportsTheSmallestInputTheWorkerGotWrong() throws Exception {
-        ChildMain r = rejectedRun("zero_attention_worker.py", "kernels");
+        ChildMain r = seed42(REJECTED.resolve("zero_attention_worker.py"), "kernels").result();
         assertThat(r.out()).contains("FAILED KernelContracts > attentionRowsAreConvexCombinationsOfValues(PropertyRun): Property falsified")
                 .contains("Smallest found falsifying value(s) :- {1, 1, 0}"); // one key, one value column, seed 0
     }
@@ -156,9 +163,10 @@ class WorkerVerdictsTest {
         "fp16_values_worker.py               | pn-mix    | byte_accounting_exact     | value_bytes",
         "scale_power_of_two_worker.py        | pn-mix    | quantizer_levels_exact    | quantizer_level_mismatches"})
     void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(String worker, String paper, String check, String figure) throws Exception {
-        ChildMain r = rejectedRun(worker, paper);
+        Run run = seed42(REJECTED.resolve(worker), paper);
+        ChildMain r = run.result();
         assertThat(r.code()).as(r.out()).isEqualTo(ExitCodes.FINDINGS);
-        Path reports = rejectedOut(worker, paper).resolve("reports");
+        Path reports = run.out().resolve("reports");
         Path artifact;
         try (var files = Files.list(reports)) {
             artifact = files.filter(f -> f.getFileName().toString().startsWith(paper + ".") && f.toString().endsWith(".json")).findFirst().orElseThrow();
