@@ -11,12 +11,17 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.FieldSource;
 
 /**
  * Outside implementations judged end to end, as a user runs them ({@code mechspec run --implementation}): the NumPy
@@ -33,13 +38,47 @@ class WorkerVerdictsTest {
     @TempDir
     Path dir;
 
+    static final List<String> PAPERS = List.of("kernels", "fold-bias", "pn-mix", "oal");
+
+    /** A rejected worker, the paper it serves, the check that must reject it and the figure that shows its fault. */
+    record Rejection(String worker, String paper, String check, String figure) {
+    }
+
+    static final List<Rejection> REJECTIONS = List.of(
+            new Rejection("clamped_nnls_worker.py", "fold-bias", "nnls_kkt_conditions", "nnls_kkt_violation"),
+            new Rejection("zero_attention_worker.py", "kernels", "attention_fp64_flash_rule", "attention_fp64_max_error"),
+            new Rejection("zero_attention_worker.py", "kernels", "attention_fp32_flash_rule", "attention_fp32_max_error"),
+            new Rejection("fp16_values_worker.py", "pn-mix", "byte_accounting_exact", "value_bytes"),
+            new Rejection("scale_power_of_two_worker.py", "pn-mix", "quantizer_levels_exact", "quantizer_level_mismatches"));
+
     /** Output folders of the seed-42 runs shared by the tests that judge them ({@link #seed42}). */
     @TempDir
     static Path sharedRuns;
 
-    private static final Map<String, Run> SEED_42_RUNS = new HashMap<>();
+    private static final Map<String, Future<Run>> SEED_42_RUNS = new HashMap<>();
+
+    /** Two runs at a time: each is a JVM and a worker taking turns, about one core between them. */
+    private static ExecutorService runner;
 
     private record Run(ChildMain result, Path out) {
+    }
+
+    /** Every seed-42 run the tests judge starts now, two at a time, whichever test asks for it first. */
+    @BeforeAll
+    static void startTheSeed42Runs() {
+        runner = Executors.newFixedThreadPool(2);
+        for (String paper : PAPERS) {
+            seed42Run(CLIENT.resolve("reference_worker.py"), paper, referenceFiles());
+        }
+        for (Rejection r : REJECTIONS) {
+            seed42Run(REJECTED.resolve(r.worker()), r.paper());
+        }
+    }
+
+    @AfterAll
+    static void stopTheRunner() throws InterruptedException {
+        runner.shutdownNow();
+        assertThat(runner.awaitTermination(15, TimeUnit.MINUTES)).as("the seed-42 runs ended").isTrue();
     }
 
     private ChildMain run(String worker, String paper, String... more) throws Exception {
@@ -56,7 +95,7 @@ class WorkerVerdictsTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"kernels", "fold-bias", "pn-mix", "oal"})
+    @FieldSource("PAPERS")
     void theReferenceWorkerGetsMechspecsOwnVerdicts(String paper) throws Exception {
         // One seed: every operation the paper serves and every check runs on it; mechspec's own build runs all three.
         Run run = seed42(CLIENT.resolve("reference_worker.py"), paper, referenceFiles());
@@ -93,17 +132,17 @@ class WorkerVerdictsTest {
     }
 
     /** {@code worker}'s run of {@code paper} on seed 42, once for every test that judges it. */
-    private static synchronized Run seed42(Path worker, String paper, String... more) throws Exception {
-        String key = worker + " " + paper + " " + String.join(" ", more);
-        Run r = SEED_42_RUNS.get(key);
-        if (r == null) {
+    private static Run seed42(Path worker, String paper, String... more) throws Exception {
+        return seed42Run(worker, paper, more).get();
+    }
+
+    private static synchronized Future<Run> seed42Run(Path worker, String paper, String... more) {
+        return SEED_42_RUNS.computeIfAbsent(worker + " " + paper + " " + String.join(" ", more), key -> {
             Path out = sharedRuns.resolve("run-" + SEED_42_RUNS.size());
             List<String> args = new ArrayList<>(List.of("--seeds", "42"));
             args.addAll(List.of(more));
-            r = new Run(run(out, worker.toString(), paper, args.toArray(String[]::new)), out);
-            SEED_42_RUNS.put(key, r);
-        }
-        return r;
+            return runner.submit(() -> new Run(run(out, worker.toString(), paper, args.toArray(String[]::new)), out));
+        });
     }
 
     private static String[] referenceFiles() {
@@ -156,13 +195,12 @@ class WorkerVerdictsTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "clamped_nnls_worker.py              | fold-bias | nnls_kkt_conditions       | nnls_kkt_violation",
-        "zero_attention_worker.py            | kernels   | attention_fp64_flash_rule | attention_fp64_max_error",
-        "zero_attention_worker.py            | kernels   | attention_fp32_flash_rule | attention_fp32_max_error",
-        "fp16_values_worker.py               | pn-mix    | byte_accounting_exact     | value_bytes",
-        "scale_power_of_two_worker.py        | pn-mix    | quantizer_levels_exact    | quantizer_level_mismatches"})
-    void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(String worker, String paper, String check, String figure) throws Exception {
+    @FieldSource("REJECTIONS")
+    void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(Rejection rejection) throws Exception {
+        String worker = rejection.worker();
+        String paper = rejection.paper();
+        String check = rejection.check();
+        String figure = rejection.figure();
         Run run = seed42(REJECTED.resolve(worker), paper);
         ChildMain r = run.result();
         assertThat(r.code()).as(r.out()).isEqualTo(ExitCodes.FINDINGS);
