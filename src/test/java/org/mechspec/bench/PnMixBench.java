@@ -106,7 +106,9 @@ public class PnMixBench {
 
     public static void main(String[] args) throws Exception {
         forkWithThisClasspath();
-        var results = new Runner(new OptionsBuilder().include(PnMixBench.class.getSimpleName()).build()).run();
+        // JMH's own options pass through (-Dexec.args="-wi 5 -i 10"): the defaults' 3 iterations leave a wide error here.
+        var results = new Runner(new OptionsBuilder().parent(new org.openjdk.jmh.runner.options.CommandLineOptions(args))
+                .include(PnMixBench.class.getSimpleName()).build()).run();
         for (String n : new String[] {"4096", "32768"}) {
             double packedMs = Double.NaN;
             double fp16Ms = Double.NaN;

@@ -26,9 +26,10 @@ class EmulatedRunTest {
         assumeThat(DeviceProbe.device().emulated()).as("a real GPU").isTrue();
         // A JVM of its own (it inherits the emulator on LD_LIBRARY_PATH), as a user runs it, so the nested run's
         // Allure results stay out of this build's report.
+        // C1 only: a short child run (cli/ChildMain says why).
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx2g",
-                "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve("tmp")), "-cp", System.getProperty("java.class.path"),
-                Main.class.getName(), "run", "--paper", "kernels", "--backend", "cuda", "--out", dir.resolve("out").toString())
+                "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + Files.createDirectories(dir.resolve("tmp")), "-cp", System.getProperty("java.class.path"),
+                Main.class.getName(), "run", "--paper", "kernels", "--seeds", "42", "--backend", "cuda", "--out", dir.resolve("out").toString())
                 .redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(p.waitFor(5, java.util.concurrent.TimeUnit.MINUTES)).isTrue();

@@ -70,9 +70,10 @@ class GpuCheckCommandTest {
 
     @Test
     void theBudgetStopsWhatStillRunsAndNamesIt() throws Exception {
+        // A third fixture paper runs until it is stopped, so the 6-second budget ends a running step on any machine.
+        Files.writeString(dir.resolve("contracts/cliwait.json"), WaitingFixtureContracts.MANIFEST);
         ChildMain r = ChildMain.run(dir, 8, GpuCheckWithFixtures.class.getName(), jvm, "--backend", "cuda-emulated", "--out", "check",
                 "--budget-minutes", "0.1");
-        // 6 s: the probe and estimate take 2-3 s, the two fixture papers' processes about 8 s more.
         assertThat(r.code()).as(r.out()).isEqualTo(1);
         assertThat(r.out()).containsPattern("\\[gpu-check] contracts: stopped at the budget \\(0\\.1 min\\) after \\d")
                 .contains("[gpu-check] bench: not started, the budget is spent").contains("contracts: ").contains("(stopped at the budget)");

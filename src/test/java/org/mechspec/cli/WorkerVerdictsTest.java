@@ -8,13 +8,20 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.params.provider.ValueSource;
+import org.junit.jupiter.params.provider.FieldSource;
 
 /**
  * Outside implementations judged end to end, as a user runs them ({@code mechspec run --implementation}): the NumPy
@@ -31,23 +38,70 @@ class WorkerVerdictsTest {
     @TempDir
     Path dir;
 
+    static final List<String> PAPERS = List.of("kernels", "fold-bias", "pn-mix", "oal");
+
+    /** A rejected worker, the paper it serves, the check that must reject it and the figure that shows its fault. */
+    record Rejection(String worker, String paper, String check, String figure) {
+    }
+
+    static final List<Rejection> REJECTIONS = List.of(
+            new Rejection("clamped_nnls_worker.py", "fold-bias", "nnls_kkt_conditions", "nnls_kkt_violation"),
+            new Rejection("zero_attention_worker.py", "kernels", "attention_fp64_flash_rule", "attention_fp64_max_error"),
+            new Rejection("zero_attention_worker.py", "kernels", "attention_fp32_flash_rule", "attention_fp32_max_error"),
+            new Rejection("fp16_values_worker.py", "pn-mix", "byte_accounting_exact", "value_bytes"),
+            new Rejection("scale_power_of_two_worker.py", "pn-mix", "quantizer_levels_exact", "quantizer_level_mismatches"));
+
+    /** Output folders of the seed-42 runs shared by the tests that judge them ({@link #seed42}). */
+    @TempDir
+    static Path sharedRuns;
+
+    private static final Map<String, Future<Run>> SEED_42_RUNS = new HashMap<>();
+
+    /** Two runs at a time: each is a JVM and a worker taking turns, about one core between them. */
+    private static ExecutorService runner;
+
+    private record Run(ChildMain result, Path out) {
+    }
+
+    /** Every seed-42 run the tests judge starts now, two at a time, whichever test asks for it first. */
+    @BeforeAll
+    static void startTheSeed42Runs() {
+        runner = Executors.newFixedThreadPool(2);
+        for (String paper : PAPERS) {
+            seed42Run(CLIENT.resolve("reference_worker.py"), paper, referenceFiles());
+        }
+        for (Rejection r : REJECTIONS) {
+            seed42Run(REJECTED.resolve(r.worker()), r.paper());
+        }
+    }
+
+    @AfterAll
+    static void stopTheRunner() throws InterruptedException {
+        runner.shutdownNow();
+        assertThat(runner.awaitTermination(15, TimeUnit.MINUTES)).as("the seed-42 runs ended").isTrue();
+    }
+
     private ChildMain run(String worker, String paper, String... more) throws Exception {
+        return run(dir.resolve("out"), worker, paper, more);
+    }
+
+    private static ChildMain run(Path out, String worker, String paper, String... more) throws Exception {
         // From the project root, as a user runs it (OAL reads its fixture checkpoint there); the output goes elsewhere.
         List<String> args = new ArrayList<>(List.of("run", "--implementation", "python3 " + worker, "--paper", paper, "--out",
-                dir.resolve("out").toString(),
+                out.toString(),
                 "--quiet", "--data-dir", Path.of(System.getProperty("mechspec.data.dir", "../shared/data")).toAbsolutePath().toString()));
         args.addAll(List.of(more));
         return ChildMain.run(Path.of("").toAbsolutePath(), 15, Main.class.getName(), List.of(), args.toArray(String[]::new));
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"kernels", "fold-bias", "pn-mix", "oal"})
+    @FieldSource("PAPERS")
     void theReferenceWorkerGetsMechspecsOwnVerdicts(String paper) throws Exception {
-        Path reference = CLIENT.resolve("reference_worker.py");
         // One seed: every operation the paper serves and every check runs on it; mechspec's own build runs all three.
-        ChildMain r = run(reference.toString(), paper, "--seeds", "42", "--implementation-files", reference + "," + CLIENT.resolve("mechspec_worker.py"));
+        Run run = seed42(CLIENT.resolve("reference_worker.py"), paper, referenceFiles());
+        ChildMain r = run.result();
         assertThat(r.code()).as(r.out()).isZero();
-        Path artifact = dir.resolve("out/reports/" + paper + ".numpy-reference.json");
+        Path artifact = run.out().resolve("reports/" + paper + ".numpy-reference.json");
         JsonNode served = JSON.readTree(artifact.toFile()).path("mechspec").path("device_provenance").path("implementation");
         assertThat(served.path("operations_served")).as("the worker computed part of %s", paper).isNotEmpty();
         assertThat(served.path("files_sha256")).hasSize(2);
@@ -62,14 +116,14 @@ class WorkerVerdictsTest {
     /** An implementation's artifacts are artifacts like mechspec's: seed shards merge, and the merge validates. */
     @Test
     void shardsOfAnImplementationsRunMergeAndValidate() throws Exception {
-        String reference = CLIENT.resolve("reference_worker.py").toString();
-        ChildMain a = run(reference, "kernels", "--seeds", "42");
-        assertThat(a.code()).as(a.out()).isZero();
-        Files.move(dir.resolve("out"), dir.resolve("shard-a"));
-        ChildMain b = run(reference, "kernels", "--seeds", "43,44");
+        Run a = seed42(CLIENT.resolve("reference_worker.py"), "kernels", referenceFiles()); // the reference test's run
+        assertThat(a.result().code()).as(a.result().out()).isZero();
+        List<String> rest = new ArrayList<>(List.of("--seeds", "43,44"));
+        rest.addAll(List.of(referenceFiles()));
+        ChildMain b = run(CLIENT.resolve("reference_worker.py").toString(), "kernels", rest.toArray(String[]::new));
         assertThat(b.code()).as(b.out()).isZero();
         Path merged = dir.resolve("kernels.numpy-reference.json");
-        Cli merge = Cli.run("merge", dir.resolve("shard-a/reports/kernels.numpy-reference.json").toString(),
+        Cli merge = Cli.run("merge", a.out().resolve("reports/kernels.numpy-reference.json").toString(),
                 dir.resolve("out/reports/kernels.numpy-reference.json").toString(), "--out", merged.toString());
         assertThat(merge.code()).as(merge.toString()).isZero();
         Cli validate = Cli.run("validate", merged.toString());
@@ -77,10 +131,28 @@ class WorkerVerdictsTest {
         assertThat(JSON.readTree(merged.toFile()).path("mechspec").path("seeds").size()).isEqualTo(3);
     }
 
+    /** {@code worker}'s run of {@code paper} on seed 42, once for every test that judges it. */
+    private static Run seed42(Path worker, String paper, String... more) throws Exception {
+        return seed42Run(worker, paper, more).get();
+    }
+
+    private static synchronized Future<Run> seed42Run(Path worker, String paper, String... more) {
+        return SEED_42_RUNS.computeIfAbsent(worker + " " + paper + " " + String.join(" ", more), key -> {
+            Path out = sharedRuns.resolve("run-" + SEED_42_RUNS.size());
+            List<String> args = new ArrayList<>(List.of("--seeds", "42"));
+            args.addAll(List.of(more));
+            return runner.submit(() -> new Run(run(out, worker.toString(), paper, args.toArray(String[]::new)), out));
+        });
+    }
+
+    private static String[] referenceFiles() {
+        return new String[] {"--implementation-files", CLIENT.resolve("reference_worker.py") + "," + CLIENT.resolve("mechspec_worker.py")};
+    }
+
     /** QuickTheories shrinks through the worker: the falsified property names the smallest input it got wrong. */
     @Test
     void aFalsifiedPropertyReportsTheSmallestInputTheWorkerGotWrong() throws Exception {
-        ChildMain r = run(REJECTED.resolve("zero_attention_worker.py").toString(), "kernels", "--seeds", "42");
+        ChildMain r = seed42(REJECTED.resolve("zero_attention_worker.py"), "kernels").result();
         assertThat(r.out()).contains("FAILED KernelContracts > attentionRowsAreConvexCombinationsOfValues(PropertyRun): Property falsified")
                 .contains("Smallest found falsifying value(s) :- {1, 1, 0}"); // one key, one value column, seed 0
     }
@@ -123,16 +195,16 @@ class WorkerVerdictsTest {
     }
 
     @ParameterizedTest
-    @CsvSource(delimiter = '|', value = {
-        "clamped_nnls_worker.py              | fold-bias | nnls_kkt_conditions       | nnls_kkt_violation",
-        "zero_attention_worker.py            | kernels   | attention_fp64_flash_rule | attention_fp64_max_error",
-        "zero_attention_worker.py            | kernels   | attention_fp32_flash_rule | attention_fp32_max_error",
-        "fp16_values_worker.py               | pn-mix    | byte_accounting_exact     | value_bytes",
-        "scale_power_of_two_worker.py        | pn-mix    | quantizer_levels_exact    | quantizer_level_mismatches"})
-    void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(String worker, String paper, String check, String figure) throws Exception {
-        ChildMain r = run(REJECTED.resolve(worker).toString(), paper, "--seeds", "42");
+    @FieldSource("REJECTIONS")
+    void aRejectedWorkerIsRejectedByTheCheckThatNamesItsFault(Rejection rejection) throws Exception {
+        String worker = rejection.worker();
+        String paper = rejection.paper();
+        String check = rejection.check();
+        String figure = rejection.figure();
+        Run run = seed42(REJECTED.resolve(worker), paper);
+        ChildMain r = run.result();
         assertThat(r.code()).as(r.out()).isEqualTo(ExitCodes.FINDINGS);
-        Path reports = dir.resolve("out/reports");
+        Path reports = run.out().resolve("reports");
         Path artifact;
         try (var files = Files.list(reports)) {
             artifact = files.filter(f -> f.getFileName().toString().startsWith(paper + ".") && f.toString().endsWith(".json")).findFirst().orElseThrow();

@@ -35,8 +35,9 @@ final class ChildJvm {
 
     static Result run(Map<String, String> env, String mainClass, String... args) throws IOException, InterruptedException {
         Path tmp = Files.createTempDirectory("mechspec-child");
+        // C1 only: a short child run (cli/ChildMain says why).
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Djava.io.tmpdir=" + tmp, "-Dmechspec.emulator.dir=" + System.getProperty("mechspec.emulator.dir", ""),
+                "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + tmp, "-Dmechspec.emulator.dir=" + System.getProperty("mechspec.emulator.dir", ""),
                 "-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);

@@ -33,8 +33,9 @@ final class EmulatedChild {
     /** Runs {@code mainClass} with the emulated driver first on the library path and {@code env} added; stdout and stderr together. */
     static Result run(Map<String, String> env, String mainClass, String... args) throws IOException, InterruptedException {
         Path tmp = Files.createTempDirectory("mechspec-child");
+        // C1 only: a short child run (cli/ChildMain says why).
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "-Xmx1g", "-Djava.io.tmpdir=" + tmp, "-Dmechspec.data.dir=" + System.getProperty("mechspec.data.dir", "../shared/data"),
+                "-Xmx1g", "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + tmp, "-Dmechspec.data.dir=" + System.getProperty("mechspec.data.dir", "../shared/data"),
                 "-cp", System.getProperty("java.class.path"), mainClass));
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);

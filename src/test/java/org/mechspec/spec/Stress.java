@@ -30,6 +30,8 @@ public final class Stress {
         public long figures;
         public double worstMargin = Double.POSITIVE_INFINITY;
         public String worstFigure = "";
+        /** |bound − value| of the worst figure: between equal margins (a bound of 0 gives every holding figure 1), the nearer one is worst. */
+        double worstDistance = Double.POSITIVE_INFINITY;
         public String closestInput = "";
         public String falsified = "";
     }
@@ -69,8 +71,10 @@ public final class Stress {
                 Entry e = LEDGER.computeIfAbsent(at[0] + "/" + at[1], k -> new Entry());
                 e.figures++;
                 double margin = o.margin();
-                if (margin < e.worstMargin) {
+                double distance = Math.abs(bound - value);
+                if (margin < e.worstMargin || margin == e.worstMargin && distance < e.worstDistance) {
                     e.worstMargin = margin;
+                    e.worstDistance = distance;
                     e.worstFigure = o.line();
                     e.closestInput = abbreviated(String.valueOf(input.get()));
                 }
@@ -129,7 +133,7 @@ public final class Stress {
             root.put("examples_per_property", examples(0));
             root.put("property_seed", Properties.seed());
             root.put("margin", "per figure (bound - value) / max(|bound|, |value|) for <=, mirrored for >=; 1 or -1 for =; "
-                    + "negative fails; the worst over every example of the check");
+                    + "negative fails; the worst over every example of the check, and of equal margins (a bound of 0) the figure nearest its bound");
             ObjectNode checks = root.putObject("checks");
             paper.getValue().forEach((check, e) -> {
                 ObjectNode c = checks.putObject(check);
