@@ -60,6 +60,8 @@
 #define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
 #define HEADS_F64 1
 #define FULL 0xffffffffu
+#define VALUE_KEYS 4     // packed values a team has in flight (group_window)
+#define SLICE 4          // tokens a lane scores at a time in a quantized group (group_window)
 
 __device__ __forceinline__ float half_at(const unsigned char* p) {
     return __half2float(__ushort_as_half(load_half(p)));
@@ -223,6 +225,9 @@ struct Online {
 // The packed cache (layout: packed_cache.cuh), dequantized in T as it is read.
 struct PackedRows {
     Cache K;
+    // Its rows (sink, residual) are a few dozen keys of a chunk: reading the query slice there per key, not per
+    // window, keeps the kernel within 128 registers without spills (ptxas, sm_90).
+    static constexpr bool QUERY_PER_KEY = true;
 
     __device__ int residual_start() const { return K.sinkLen + K.groups * K.G; }
 
@@ -286,25 +291,11 @@ struct PackedRows {
             }
         }
     }
-
-    // Key j of quantized group s.g, channel gch (group row), dequantized (zero + code·step, as the CPU twin): the
-    // 16-byte word of the channel's stream that holds the code's first bit, and the next word if the code runs on.
-    template <typename T>
-    __device__ __forceinline__ T key_code(const Segment& s, int j, long gch, int b, T zero, T step) const {
-        if (b == 0) return zero;   // an empty stream: nothing to load
-        long bit = (long) (j - s.start) * b;
-        const Words4* w = reinterpret_cast<const Words4*>(K.keyCodes + K.keyOffsets[gch]) + (bit >> 7);
-        int within = (int) (bit & 127);
-        Words4 x = w[0];
-        int i = within >> 5, sh = within & 31;
-        unsigned int code = word_at(x, i) >> sh;
-        if (sh + b > 32) code |= (i < 3 ? word_at(x, i + 1) : w[1].w[0]) << (32 - sh);   // sh > 0 here
-        return zero + (T) (int) (code & ((1u << b) - 1u)) * step;
-    }
 };
 
 // An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves; one segment.
 struct Fp16Rows {
+    static constexpr bool QUERY_PER_KEY = false;   // every key is a row: the query slice stays in registers
     const unsigned char* k;
     const unsigned char* v;
     int channels;
@@ -327,11 +318,27 @@ __device__ __forceinline__ T team_sum(T x, int R) {
     return x;
 }
 
+// The lane's 8 channels of each held query head, from shared memory.
+template <typename T, int HB>
+__device__ __forceinline__ void query_slice(const T* sQ, int hb, int d, const Lanes& a, T (&q)[HB][VEC]) {
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int c = VEC * a.r + k;
+            q[h][k] = h < hb && c < d ? sQ[h * d + c] : (T) 0;
+        }
+    }
+}
+
 // The warp's window [j0, j0 + n) of fp16 rows: the warp's P teams take keys j0 + team, j0 + team + P, ...
 template <typename T, int HB, typename Rows>
 __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
-                                            const T (&q)[HB][VEC], int hb, Online<T, HB>& st, const Lanes& a) {
+                                            const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
+    T q[HB][VEC];   // the lane's 8 channels of each held head, in registers for the window (or the key)
+    if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
     for (int i = 0; i < n; i += a.P) {   // the same trip count in every lane: the shuffles meet
+        if (Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
         int t = i + a.team;
         bool valid = t < n;
         // K and V of the key loaded together, before either is used.
@@ -358,36 +365,102 @@ __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, i
     }
 }
 
-// The warp's window [j0, j0 + n) of quantized group seg.g: lane t scores key j0 + t over all d channels (each code
-// from the channel's 16-byte word, the query element by shuffle from the lane of team 0 that owns it), then the
-// teams take the keys as in rows_window, each score by shuffle from the lane that computed it.
+// Sums v[0..3] over the warp's 32 lanes; token u's sum ends in lanes 8u..8u+7, the same bits in each. Halving
+// exchanges (16, 8: 2 + 1 shuffles), then three xor sums: 6 shuffles for 4 sums, in a fixed order.
+template <typename T>
+__device__ __forceinline__ T reduce_scatter4(const T (&v)[SLICE], int lane) {
+    T a2[2];
+    bool up = lane & 16;
+#pragma unroll
+    for (int k = 0; k < 2; k++) a2[k] = (up ? v[k + 2] : v[k]) + __shfl_xor_sync(FULL, up ? v[k] : v[k + 2], 16);
+    up = lane & 8;
+    T c = (up ? a2[1] : a2[0]) + __shfl_xor_sync(FULL, up ? a2[0] : a2[1], 8);
+    c += __shfl_xor_sync(FULL, c, 4);
+    c += __shfl_xor_sync(FULL, c, 2);
+    c += __shfl_xor_sync(FULL, c, 1);
+    return c;
+}
+
+// The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
+// e = j0's place in it). Keys, a lane a channel: lane l takes channels l, l + 32, ... and, 8 tokens at a time,
+// reads the 16-byte word of each channel's stream that holds those 8 codes (and the next word when they run on),
+// dequantizes them (zero + code·step, as the CPU twin) and adds q·k per head for the 8 tokens; reduce_scatter8 sums
+// over the channels, and block token τ's scores land in lane τ. The channel's bit width, scale/zero and stream
+// offset are coalesced 4-byte loads, the query element a shared-memory read. Then the teams take the keys as in
+// rows_window, each score by shuffle from the lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
-                                             const T (&q)[HB][VEC], int hb, Online<T, HB>& st, const Lanes& a) {
+                                             const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
     const Cache& K = R.K;
-    bool mine = a.lane < n;
-    long base = (long) seg.g * (K.Hkv * K.d) + (long) kvh * d;
+    int t0 = j0 - seg.start;
+    int blk = t0 >> 5, e = t0 & 31;
+    int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
 #pragma unroll
     for (int h = 0; h < HB; h++) sl[h] = 0;
-    for (int c = 0; c < d; c++) {
-        T x = 0;
-        if (mine) {
-            long gch = base + c;
-            const unsigned char* m = K.keyMeta + 4 * gch;
-            x = R.key_code<T>(seg, j0 + a.lane, gch, K.keyBits[gch], (T) half_at(m + 2), (T) half_at(m));
+    for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {   // the window's slices (warp-uniform)
+        T part[HB][SLICE];
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+#pragma unroll
+            for (int u = 0; u < SLICE; u++) part[h][u] = 0;
+        }
+#pragma unroll 1
+        for (int c = a.lane; c < d; c += 32) {
+            int gch = base + c;
+            int b = K.keyBits[gch];
+            unsigned int meta = reinterpret_cast<const unsigned int*>(K.keyMeta)[gch];
+            const Words4* stream = reinterpret_cast<const Words4*>(K.keyCodes + K.keyOffsets[gch]);
+            int bit0 = (32 * blk + SLICE * sb) * b;   // the slice's first code, from the stream's start
+            int r = bit0 & 127;
+            // The slice's SLICE·b ≤ 32 bits start at bit r of the 16-byte word x0: in its word r/32 and the one
+            // after, which is the next 16-byte word's first when r/32 = 3 (loaded only then, and only when the
+            // codes run into it).
+            Words4 x0 = {};
+            unsigned int after = 0;
+            if (b > 0) x0 = stream[bit0 >> 7];
+            if (r + SLICE * b > 128 && ((bit0 >> 7) + 1) * 128 < K.G * b) after = stream[(bit0 >> 7) + 1].w[0];
+            int k = r >> 5, sh = r & 31;
+            unsigned int lo = word_at(x0, k), hi = k < 3 ? word_at(x0, k + 1) : after;
+            unsigned int x = sh > 0 ? lo >> sh | hi << (32 - sh) : lo;
+            unsigned int mask = (1u << b) - 1u;
+            T zero = (T) half_hi(meta), step = (T) half_lo(meta);
+            T qc[HB];
+#pragma unroll
+            for (int h = 0; h < HB; h++) qc[h] = h < hb ? sQ[h * d + c] : (T) 0;
+#pragma unroll
+            for (int u = 0; u < SLICE; u++) {
+                T kx = zero + (T) (int) ((x >> (u * b)) & mask) * step;
+#pragma unroll
+                for (int h = 0; h < HB; h++) part[h][u] += qc[h] * kx;
+            }
         }
 #pragma unroll
-        for (int h = 0; h < HB; h++) sl[h] += __shfl_sync(FULL, pick8(q[h], c & 7), c >> 3) * x;
+        for (int h = 0; h < HB; h++) {
+            T mine = reduce_scatter4<T>(part[h], a.lane);
+            T score = __shfl_sync(FULL, mine, 8 * (a.lane & 3));
+            if ((a.lane >> 2) == sb) sl[h] = score;
+        }
     }
-    for (int i = 0; i < n; i += a.P) {
+    // Values: VALUE_KEYS keys a team at a time, their code words and scales/zeros loaded before any is used.
+    for (int i0 = 0; i0 < n; i0 += VALUE_KEYS * a.P) {
+    unsigned int codes[VALUE_KEYS], metas[VALUE_KEYS];
+#pragma unroll
+    for (int v = 0; v < VALUE_KEYS; v++) {
+        int t = i0 + v * a.P + a.team;
+        codes[v] = metas[v] = 0;
+        if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
+    }
+#pragma unroll
+    for (int v = 0; v < VALUE_KEYS; v++) {
+        int i = i0 + v * a.P;
+        if (i >= n) break;   // the same in every lane: the shuffles meet
         int t = i + a.team;
         bool valid = t < n;
-        unsigned int code = 0, meta = 0;
-        if (valid && a.wordPath) R.value_word(seg, j0 + t, a, code, meta);   // loaded before the shuffles wait
+        unsigned int code = codes[v], meta = metas[v];
         T s[HB];
 #pragma unroll
-        for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], t & 31) * scale;
+        for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * scale;
         if (valid && !a.wordPath) {
             T p[HB];
             st.rescale(s, p, hb);
@@ -406,11 +479,12 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             st.add(s, vx, hb);
         }
     }
+    }
 }
 
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
-__device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T (&)[HB][VEC], int,
+__device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*, int,
                                              Online<T, HB>&, const Lanes&) {}
 
 template <typename T, int HB, typename Rows>
@@ -441,44 +515,45 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     // Shared memory, per warp w and held head h (hs = the most heads a pass holds): m, l [WARPS][hs], acc
-    // [WARPS][hs][d]; CudaSplitKDecode#sharedBytes.
+    // [WARPS][hs][d]; then the pass's query heads [hs][d]; CudaSplitKDecode#sharedBytes.
     int hs = gq < HB ? gq : HB;
     T* sM = reinterpret_cast<T*>(smem_raw);
     T* sL = sM + WARPS * hs;
     T* sAcc = sL + WARPS * hs;
+    T* sQ = sAcc + WARPS * hs * d;
 
-    int first = R.segment_index(from);   // by division: here, not in the loops
+    // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four
+    // stretches at once (in a packed cache, four groups' key streams, not four quarters of one group's).
+    int span = (to - from + WARPS * WINDOW - 1) / (WARPS * WINDOW) * WINDOW;
+    int wfrom = from + a.warp * span;
+    int wto = to - wfrom < span ? to : wfrom + span;
+    int first = R.segment_index(wfrom < to ? wfrom : from);   // by division: here, not in the loops
 
     for (int h0 = 0; h0 < gq; h0 += HB) {
         int hb = gq - h0 < HB ? gq - h0 : HB;
         long head0 = (long) kvh * gq + h0;   // first query head of this pass
-        T qr[HB][VEC];
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                int c = VEC * a.r + k;
-                qr[h][k] = h < hb && c < d ? q[(head0 + h) * d + c] : (T) 0;
-            }
-        }
+        // The pass's query heads into shared memory (the previous pass read it before its last barrier): each
+        // window reads what it needs into registers, so the query takes no registers across the walk.
+        for (int i = threadIdx.x; i < hb * d; i += blockDim.x) sQ[i] = q[head0 * d + i];
+        __syncthreads();
         Online<T, HB> st;
         st.clear();
-        // Windows of at most `window` keys, never across a segment's end; warp w takes windows w, w + WARPS, ...
+        // Windows of at most `window` keys, never across a segment's end.
         Segment seg = R.segment_at(first);
-        for (int j0 = from, w = 0, n; j0 < to; j0 += n, w++) {
+        for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
-            int end = seg.end < to ? seg.end : to;
+            int end = seg.end < wto ? seg.end : wto;
             n = end - j0 < window ? end - j0 : window;
-            if ((w & (WARPS - 1)) != a.warp) continue;
+            // A quantized group's window stays inside one 32-token block of the group (group_window).
+            if (!R.rows(seg) && 32 - ((j0 - seg.start) & 31) < n) n = 32 - ((j0 - seg.start) & 31);
             if (R.rows(seg)) {
-                rows_window<T, HB>(R, seg, j0, n, kvh, d, scale, qr, hb, st, a);
+                rows_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
             } else {
-                group_window<T, HB>(R, seg, j0, n, kvh, d, scale, qr, hb, st, a);
+                group_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.
         for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, hb);
-        if (h0 > 0) __syncthreads();   // the previous pass has read shared memory
         if (a.team == 0) {
 #pragma unroll
             for (int h = 0; h < HB; h++) {

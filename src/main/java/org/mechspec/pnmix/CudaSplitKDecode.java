@@ -253,10 +253,12 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * The warps' end-of-chunk states, merged once through shared memory (pnmix_decode.cu): m, l and acc [d] per warp
-     * and held query head; the tile does not enter (K and V never go through shared memory).
+     * and held query head, and the held query heads [d] the windows read; the tile does not enter (K and V never go
+     * through shared memory).
      */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes) {
-        long n = (long) WARPS * Math.min(groupHeads, headsHeld(elementBytes)) * (headDim + 2L);
+        long heads = Math.min(groupHeads, headsHeld(elementBytes));
+        long n = WARPS * heads * (headDim + 2L) + heads * headDim;
         return (int) Math.min(Integer.MAX_VALUE, n * elementBytes);
     }
 
