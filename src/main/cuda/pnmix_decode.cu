@@ -6,20 +6,22 @@
 // Pass 1, *_decode_chunk: block (kvh, chunk) of 4 warps reads keys [chunk·C, min((chunk+1)·C, L)) of KV head kvh
 //   once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128 registers without
 //   spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in shared memory:
-//   - The chunk is cut into windows of at most 32 keys that never straddle a segment (sink, one quantized group,
-//     residual); warp w takes windows w, w + 4, ...
+//   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
+//     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
 //   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
-//     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The query slice of every held head sits in
-//     the lane's registers for the whole chunk, as do the team's online softmax (running max m, sum l) and the
-//     lane's 8 channels of acc per head. Why lanes per key and not a warp per key: a 16-byte load is 8 channels, so
+//     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The held query heads are staged in shared
+//     memory once a pass and read into registers where used (fp16 rows: once a window; the packed cache's rows:
+//     once a key); the team's online softmax (running max m, sum l) and the lane's 8 channels of acc per head stay
+//     in registers for the whole chunk. Why lanes per key and not a warp per key: a 16-byte load is 8 channels, so
 //     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
 //     log2(R)-step __shfl_xor_sync sum inside the team, and every lane of every team is busy.
-//   - Keys of a quantized group are channel-major bit streams, so there a lane holds one key (lane = token of the
-//     window) and walks the d channels: per channel it reads the 16-byte code word that holds its code, and the
-//     query element comes from the owning lane by __shfl_sync; the scores then go to the teams by shuffle.
+//   - Keys of a quantized group are channel-major bit streams, so there a lane holds a channel (channels lane,
+//     lane + 32, ...): 4 tokens at a time it reads the 16-byte code word that holds their codes, dequantizes them
+//     and adds q·k per head; a warp reduce-scatter sums over the channels and leaves token τ's score in lane τ of
+//     the window's 32-token block; the value teams take the scores from there by shuffle.
 //   - Per key one exp per head: a larger score rescales the running state, a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
-//     after one __syncthreads (a second one before another pass of heads reuses it). It writes, per query head,
+//     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per query head,
 //     the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
 // Pass 2, decode_combine: one warp per query head (blocks of 32 threads) merges its chunks: lanes take chunks k, k + 32, ...; M = max m
 //   and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by __shfl_sync to the lanes, which own
@@ -27,7 +29,8 @@
 //   gives the same bits.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
 // no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
-// Shared memory: the warps' m, l and acc [4][heads held][d + 2]; d ≤ 256 (CudaSplitKDecode checks).
+// Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
+// (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
 // CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
@@ -35,15 +38,17 @@
 // Reads (the device copy's layout: CudaCacheCopy), each straight into registers, K and V of a key issued together:
 //   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): one 16-byte load of 8 channels per
 //     lane and key, K and V; else (head dim or channels not a multiple of 8) 2-byte loads.
-//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: the 16-byte
-//     word that holds the lane's code (and the next word when a code straddles two); the channel's bit width,
-//     scale and zero once per window.
+//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: per lane (a
+//     channel) and 4 tokens the 16-byte word that holds their codes (and the next word's first 4 bytes when they run
+//     into it); the channel's bit width, stream offset and scale/zero as coalesced 4-byte loads.
 //   packed values [group][token][valueGroup][vgBytes]: the lane's 8 channels as one 32-bit code word (b in 1, 2, 4,
-//     a value group of whole words) with its 4-byte scale/zero; else one code a channel (get_code).
+//     a value group of whole words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used;
+//     else one code a channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
 // (DecodeKernelCodeTest checks the PTX).
-// Not yet done: the packed key walk has one channel's loads outstanding per warp (its offset, then its word), few
-// bytes in flight; DecodeRooflineModelTest's model says so, and a GPU must measure it.
+// Not yet done: a channel's code word waits for its metadata (two latencies a chain), and a team has VALUE_KEYS(T)
+// value keys in flight; DecodeRooflineModelTest's model puts the packed kernel at half of peak, and a GPU must
+// measure it.
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
@@ -60,7 +65,8 @@
 #define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
 #define HEADS_F64 1
 #define FULL 0xffffffffu
-#define VALUE_KEYS 4     // packed values a team has in flight (group_window)
+// Packed values a team has in flight (group_window): 8 in fp32, 4 in fp64 (8 spills at 128 registers there).
+#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 : 4)
 #define SLICE 4          // tokens a lane scores at a time in a quantized group (group_window)
 
 __device__ __forceinline__ float half_at(const unsigned char* p) {
@@ -405,12 +411,25 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 #pragma unroll
             for (int u = 0; u < SLICE; u++) part[h][u] = 0;
         }
+        // The channel's metadata (bit width, scale/zero, stream offset) one channel ahead of its code word, so a
+        // code word's load waits for no metadata load of its own.
+        int bNext = 0, offNext = 0;
+        unsigned int metaNext = 0;
+        if (a.lane < d) {
+            bNext = K.keyBits[base + a.lane];
+            metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + a.lane];
+            offNext = K.keyOffsets[base + a.lane];
+        }
 #pragma unroll 1
         for (int c = a.lane; c < d; c += 32) {
-            int gch = base + c;
-            int b = K.keyBits[gch];
-            unsigned int meta = reinterpret_cast<const unsigned int*>(K.keyMeta)[gch];
-            const Words4* stream = reinterpret_cast<const Words4*>(K.keyCodes + K.keyOffsets[gch]);
+            int b = bNext, off = offNext;
+            unsigned int meta = metaNext;
+            if (c + 32 < d) {
+                bNext = K.keyBits[base + c + 32];
+                metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + c + 32];
+                offNext = K.keyOffsets[base + c + 32];
+            }
+            const Words4* stream = reinterpret_cast<const Words4*>(K.keyCodes + off);
             int bit0 = (32 * blk + SLICE * sb) * b;   // the slice's first code, from the stream's start
             int r = bit0 & 127;
             // The slice's SLICE·b ≤ 32 bits start at bit r of the 16-byte word x0: in its word r/32 and the one
@@ -442,17 +461,18 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             if ((a.lane >> 2) == sb) sl[h] = score;
         }
     }
-    // Values: VALUE_KEYS keys a team at a time, their code words and scales/zeros loaded before any is used.
-    for (int i0 = 0; i0 < n; i0 += VALUE_KEYS * a.P) {
-    unsigned int codes[VALUE_KEYS], metas[VALUE_KEYS];
+    // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.
+    constexpr int VK = VALUE_KEYS(T);
+    for (int i0 = 0; i0 < n; i0 += VK * a.P) {
+    unsigned int codes[VK], metas[VK];
 #pragma unroll
-    for (int v = 0; v < VALUE_KEYS; v++) {
+    for (int v = 0; v < VK; v++) {
         int t = i0 + v * a.P + a.team;
         codes[v] = metas[v] = 0;
         if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
     }
 #pragma unroll
-    for (int v = 0; v < VALUE_KEYS; v++) {
+    for (int v = 0; v < VK; v++) {
         int i = i0 + v * a.P;
         if (i >= n) break;   // the same in every lane: the shuffles meet
         int t = i + a.team;

@@ -25,17 +25,19 @@ import org.junit.jupiter.api.Test;
  *       issued together, so a call's memory time is its bytes over min(peak, resident blocks × bytes in flight per
  *       block × SMs / latency). Query heads beyond {@link CudaSplitKDecode#headsHeld} walk the chunk again; that
  *       pass is counted as reading the chunk again from HBM (the bench's groups of 4 take one pass in fp32).</li>
- *   <li>Bytes in flight per block (distinct bytes, one warp's loads outstanding at a time): fp16, 128 lanes × 16 B of
- *       K and 16 B of V (a team of d/8 lanes per key, each lane 8 channels); packed keys, one 32-byte sector a warp
- *       (its lanes are the window's 32 tokens and walk the channels one at a time, each channel's codes of the
- *       window a few bytes of one stream; dependent loads of a channel's offset and word are NOT modelled beyond
- *       that); packed values, per warp 32/R keys × (d·2/8 code bytes + 4 B of scale/zero per 32 channels).</li>
+ *   <li>Bytes in flight per block (distinct bytes; the four warps walk four quarters of the chunk, so their bytes
+ *       differ): fp16, 128 lanes × 16 B of K and 16 B of V (a team of d/8 lanes per key, each lane 8 channels);
+ *       packed keys, a lane a channel: its 16-byte code word and the next channel's 12 bytes of metadata (bit width,
+ *       stream offset, scale/zero), loaded one channel ahead, so a lane's d/32 channels take d/32 + 1 latencies and
+ *       that share of its 28 B counts (half at d = 32, four fifths at 128); packed values,
+ *       per warp {@value #VALUE_KEYS} × 32/R keys × (d·2/8 code bytes + 4 B of scale/zero per 32 channels).</li>
  *   <li>Shuffles at one warp-wide shuffle per clock per SM (32 lanes a clock): fp16, log2(R) per key and head over
- *       the 32/R keys a warp holds; packed, d/32 per key and head (the query element of each channel, to the lanes
- *       that hold the window's keys) plus one per key and head over 32/R (the score to its team). A call takes
- *       max(memory time, shuffle time); the select chains, exps and multiply-adds are not modelled.</li>
- *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit),
- *       values 2 bits + 4 B per 32 channels; fp16 2 B an element), per KV head and token, keys and values.</li>
+ *       the 32/R keys a warp holds; packed, 7 per 4 keys and head (the reduce-scatter over the channels and the
+ *       score to its lane) plus one per key and head over 32/R (the score to its team). A call takes
+ *       max(memory time, shuffle time); the code extraction, exps and multiply-adds are not modelled.</li>
+ *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit) plus
+ *       {@value #KEY_METADATA_BYTES} B of metadata per channel and group of 128 tokens, values 2 bits + 4 B per 32
+ *       channels; fp16 2 B an element), per KV head and token, keys and values.</li>
  * </ul>
  */
 @Tag("pn-mix")
@@ -44,6 +46,10 @@ class DecodeRooflineModelTest {
     static final double CLOCK_GHZ = 1.98;
     static final int FP16_REGISTERS = 128;
     static final int PACKED_REGISTERS = 128;
+    /** A channel's bit width, stream offset (4-byte ints) and fp16 scale/zero, per group of 128 tokens. */
+    static final int KEY_METADATA_BYTES = 12;
+    /** Packed values each team has in flight in fp32 (VALUE_KEYS in pnmix_decode.cu). */
+    static final int VALUE_KEYS = 8;
     static final double SHUFFLES_PER_CLOCK = 1;
     static final int SM_SHARED = 228 * 1024;
     static final int THREADS = CudaSplitKDecode.THREADS;
@@ -100,14 +106,16 @@ class DecodeRooflineModelTest {
                     rows.add(new Row(g.name(), s.name(), L, "fp16", grid, perSm, fp16InFlight, fp16InFlight, needed,
                             fp16Bytes / fp16Time / g.peakBytesPerSecond(), fp16Time * 1e6,
                             fp16Memory >= fp16Shuffles ? "HBM" : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", fp16Memory * 1e6)));
-                    // packed: keys one sector a warp; values a team's key at a time (codes and scale/zero).
-                    double keyInFlight = perSmPacked * warps * 32.0;
-                    double valueInFlight = perSmPacked * warps * keysPerWarp * (d * 2 / 8.0 + 4.0 * d / 32);
-                    double keyBytes = elements * 0.25;
+                    // packed keys: a lane a channel, its 16-byte code word and the next channel's 12 bytes of
+                    // metadata (d/32 + 1 latencies for a lane's d/32 channels); values: VALUE_KEYS keys a team.
+                    int lanesChannels = (d + 31) / 32;
+                    double keyInFlight = perSmPacked * warps * 32.0 * (16 + KEY_METADATA_BYTES) * lanesChannels / (lanesChannels + 1);
+                    double valueInFlight = perSmPacked * warps * VALUE_KEYS * keysPerWarp * (d * 2 / 8.0 + 4.0 * d / 32);
+                    double keyBytes = elements * (0.25 + KEY_METADATA_BYTES / 128.0);
                     double valueBytes = elements * 0.375;
                     double packedMemory = phase(keyBytes * passes, keyInFlight, g, latency)
                             + phase(valueBytes * passes, valueInFlight, g, latency);
-                    double packedShuffles = keyHeads * (d / 32.0 + 1.0 / keysPerWarp) / clock;
+                    double packedShuffles = keyHeads * (7.0 / 4 + 1.0 / keysPerWarp) / clock;
                     double packedTime = Math.max(packedMemory, packedShuffles);
                     rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSmPacked, keyInFlight, valueInFlight, needed,
                             (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6,
