@@ -3,47 +3,79 @@
 // rows. CPU twin: org.mechspec.pnmix.CpuPackedCacheOps#decode (attention with one query, not causal). Judged
 // against it by the FlashAttention tolerance rule; pnmix.cu's packed_attention_* stay the simple kernels.
 //
-// Pass 1, *_decode_chunk: block (kvh, chunk) reads keys [chunk·C, min((chunk+1)·C, L)) of KV head kvh once for
-//   all Hq/Hkv query heads that share it, a tile of keys at a time through shared memory, with an online softmax.
-//   It writes, per query head, the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
-// Pass 2, decode_combine: block h merges its chunks: M = max m, out = Σ acc·exp(m − M) / Σ l·exp(m − M).
+// Pass 1, *_decode_chunk: block (kvh, chunk) of 4 warps reads keys [chunk·C, min((chunk+1)·C, L)) of KV head kvh
+//   once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128 registers without
+//   spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in shared memory:
+//   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
+//     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
+//   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
+//     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The held query heads are staged in shared
+//     memory once a pass and read into registers where used (fp16 rows: once a window; the packed cache's rows:
+//     once a key); the team's online softmax (running max m, sum l) and the lane's 8 channels of acc per head stay
+//     in registers for the whole chunk. Why lanes per key and not a warp per key: a 16-byte load is 8 channels, so
+//     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
+//     log2(R)-step __shfl_xor_sync sum inside the team, and every lane of every team is busy.
+//   - Keys of a quantized group are channel-major bit streams, so there a lane holds a channel (channels lane,
+//     lane + 32, ...): 4 tokens at a time it reads the 16-byte code word that holds their codes, dequantizes them
+//     and adds q·k per head; a warp reduce-scatter sums over the channels and leaves token τ's score in lane τ of
+//     the window's 32-token block; the value teams take the scores from there by shuffle.
+//   - Per key one exp per head: a larger score rescales the running state, a smaller one is weighted.
+//   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
+//     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per query head,
+//     the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
+// Pass 2, decode_combine: one warp per query head (blocks of 32 threads) merges its chunks: lanes take chunks k, k + 32, ...; M = max m
+//   and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by __shfl_sync to the lanes, which own
+//   the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed orders throughout, no atomics: a rerun
+//   gives the same bits.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
-// no partial is empty, and a −inf max is never subtracted from itself (no NaN from exp(−inf + inf)).
-// Shared memory: q and acc [gq][d], one tile of keys or values [tile][d+1] (padded against bank conflicts), the
-// tile's scores [gq][tile] and three [gq] arrays; the host picks the tile to fit 48 KiB.
+// no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
+// Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
+// (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
 // CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
 //
-// Reads (all loads of a tile issued before its barrier; the device copy's layout: CudaCacheCopy):
-//   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): 16-byte loads of 8 channels, threads
-//     side by side on a row, ROWS_IN_FLIGHT rows' loads per thread before any is converted.
-//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary: one thread per channel
-//     decodes the tile's codes from whole 16-byte words in a 64-bit register buffer (shift and mask), the next word
-//     loaded before the current one is decoded; bit width, scale and zero once per tile.
-//   packed values [group][token][valueGroup][vgBytes]: whole 32-bit words of b-bit codes (b in 1, 2, 4, 8), 32/b
-//     channels of one value group per word and one 4-byte scale/zero per word; else one code a thread (get_code).
-// No integer division in any loop: each thread's lanes are worked out in the prologue, the segment (sink, group,
-// residual) advanced tile by tile (DecodeKernelCodeTest checks the PTX).
+// Reads (the device copy's layout: CudaCacheCopy), each straight into registers, K and V of a key issued together:
+//   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): one 16-byte load of 8 channels per
+//     lane and key, K and V; else (head dim or channels not a multiple of 8) 2-byte loads.
+//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: per lane (a
+//     channel) and 4 tokens the 16-byte word that holds their codes (and the next word's first 4 bytes when they run
+//     into it); the channel's bit width, stream offset and scale/zero as coalesced 4-byte loads.
+//   packed values [group][token][valueGroup][vgBytes]: the lane's 8 channels as one 32-bit code word (b in 1, 2, 4,
+//     a value group of whole words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used;
+//     else one code a channel (get_code).
+// No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
+// (DecodeKernelCodeTest checks the PTX).
+// Not yet done: a channel's code word waits for its metadata (two latencies a chain), and a team has VALUE_KEYS(T)
+// value keys in flight; DecodeRooflineModelTest's model puts the packed kernel at half of peak, and a GPU must
+// measure it.
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
 #ifndef __CUDACC__
 // The CPU emulator (g++) only: a barrier is one call site, and the emulator tells two threads at copies of one
 // __syncthreads apart (a divergent barrier). Jump threading copies a barrier's block to skip a test it can predict per
-// thread (the lanes below are per-thread and loop-invariant), so it is off for this file; nvcc never sees this.
+// thread, so it is off for this file; nvcc never sees this.
 #pragma GCC optimize("no-thread-jumps")
 #endif
+
+#define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
+#define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
+#define VEC 8            // channels a lane owns: one 16-byte load of fp16
+#define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
+#define HEADS_F64 1
+#define FULL 0xffffffffu
+// Packed values a team has in flight (group_window): 8 in fp32, 4 in fp64 (8 spills at 128 registers there).
+#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 : 4)
+#define SLICE 4          // tokens a lane scores at a time in a quantized group (group_window)
 
 __device__ __forceinline__ float half_at(const unsigned char* p) {
     return __half2float(__ushort_as_half(load_half(p)));
 }
 
-// Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU): eight fp16 channels of a row. The address
-// must be 16-byte aligned: rows are, when the row's channel count and the head dim are multiples of 8 and the
-// buffer starts 16-byte aligned (cuMemAlloc's are). A plain struct, so the emulator checks it as one 16-byte access.
-#define ROWS_IN_FLIGHT 4
-
+// Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU). The address must be 16-byte aligned: fp16 rows
+// are when the row's channel count and the head dim are multiples of 8 (cuMemAlloc's buffers start aligned), key
+// streams always are (CudaCacheCopy#paddedKeyOffsets). A plain struct, so the emulator checks one 16-byte access.
 struct __align__(16) Words4 {
     unsigned int w[4];
 };
@@ -51,112 +83,170 @@ struct __align__(16) Words4 {
 __device__ __forceinline__ float half_lo(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w & 0xffffu))); }
 __device__ __forceinline__ float half_hi(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w >> 16))); }
 
-// Each thread's fixed place in the block's work, worked out once in the kernel's prologue: every division and
-// remainder of the kernel is here, none in a loop (DecodeKernelCodeTest checks the PTX for that).
+__device__ __forceinline__ unsigned int word_at(const Words4& x, int i) {
+    return i == 0 ? x.w[0] : i == 1 ? x.w[1] : i == 2 ? x.w[2] : x.w[3];   // selects: x stays in registers
+}
+
+// A lane's fixed place, worked out once in the prologue (every division of the kernel is here).
 struct Lanes {
-    // fp16 rows read 8 channels (16 bytes) per load: vecLanes threads side by side on a row's d/8 vectors, vecRows
-    // rows at once; a thread past vecRows·vecLanes reads nothing.
-    int vecLanes, vecRows, vecRow, vecCol;
-    // Scalar rows (values of quantized groups, fp16 rows whose head dim is not a multiple of 8): one channel a thread.
-    int lanes, rows, row, col;
-    // Keys of a quantized group: thread (token keyT, channels keyC0, keyC0 + keyCStep, ...).
-    int keyT, keyC0, keyCStep;
-    // Scores: thread (token scoreT, heads scoreH0, scoreH0 + scoreHStep, ...); tile is a power of two <= blockDim.
-    int scoreT, scoreH0, scoreHStep;
-    // Output accumulators: thread (channel accC, accC + lanes, ...; heads accH0, accH0 + accHStep, ...).
-    int accC, accH0, accHStep;
-    // Packed values: the value group of the thread's first channel (kvh·d + col) / gc.
-    int valueGroup;
-    // Packed values read as 32-bit code words (wordLanes > 0 when b divides 32 and a head's channels and a value
-    // group both fill whole words): wordLanes = d·b/32 words a token, wordRows tokens at once; the thread's word
-    // starts at channel wordChannel of the head, in value group wordGroup of the token, wordByte bytes into it.
-    int wordLanes, wordRows, wordRow, wordCol, wordChannel, wordGroup, wordByte;
+    int lane, warp;
+    int R;            // lanes per key: d/8 rounded up to a power of two (at most 32)
+    int P;            // keys a warp holds at once, 32 / R
+    int team, r;      // the lane's key among the warp's P and its slice: channels [8r, 8r + 8)
+    bool vec;         // fp16 rows read 16 bytes at a time
+    // Packed values: the value group of the lane's first channel and that channel's index in it; wordPath when the
+    // lane's 8 codes are one aligned 32-bit word (wordByte: its byte in the value group's codes).
+    int vg, vgIndex, wordByte;
+    bool wordPath;
 };
 
-__device__ __forceinline__ Lanes make_lanes(int d, int tile) {
-    Lanes a;
-    int tid = threadIdx.x, threads = blockDim.x;
-    int dv = d >> 3;
-    a.vecLanes = dv < threads ? dv : threads;
-    a.vecRows = a.vecLanes > 0 ? threads / a.vecLanes : 0;
-    a.vecRow = a.vecLanes > 0 ? tid / a.vecLanes : 0;
-    a.vecCol = a.vecLanes > 0 ? tid % a.vecLanes : 0;
-    a.lanes = d < threads ? d : threads;
-    a.rows = threads / a.lanes;
-    a.row = tid / a.lanes;
-    a.col = tid % a.lanes;
-    a.keyT = tid % tile;
-    a.keyC0 = tid / tile;
-    a.keyCStep = threads / tile;
-    a.scoreT = a.keyT;
-    a.scoreH0 = a.keyC0;
-    a.scoreHStep = a.keyCStep;
-    a.accC = a.col;
-    a.accH0 = a.row;
-    a.accHStep = a.rows;
-    return a;
-}
-
-// Rows [from, from + n) of fp16 [token][channels] at src, KV head kvh, into the tile: 16-byte loads when a row's
-// channels and the head dim are multiples of 8, else one 2-byte element a thread.
-template <typename T>
-__device__ void fp16_rows(const unsigned char* __restrict__ src, int channels, T* tile, int stride, int from, int n,
-                          int kvh, int d, const Lanes& a) {
-    if ((d & 7) == 0 && (channels & 7) == 0) {
-        if (a.vecRow >= a.vecRows) return;
-        const Words4* rows = reinterpret_cast<const Words4*>(src);
-        long rowVecs = channels >> 3;
-        long head = (long) kvh * (d >> 3);
-        int step = a.vecRows;
-        // ROWS_IN_FLIGHT rows' loads issued before any is used: 4 × 16 bytes in flight per thread.
-        for (int v = a.vecCol; v < (d >> 3); v += a.vecLanes) {
-            for (int t = a.vecRow; t < n; t += ROWS_IN_FLIGHT * step) {
-                Words4 x[ROWS_IN_FLIGHT];
-#pragma unroll
-                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
-                    if (t + u * step < n) x[u] = rows[(long) (from + t + u * step) * rowVecs + head + v];
-                }
-#pragma unroll
-                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
-                    if (t + u * step < n) {
-                        T* o = tile + (t + u * step) * stride + 8 * v;
-#pragma unroll
-                        for (int k = 0; k < 4; k++) {
-                            o[2 * k] = (T) half_lo(x[u].w[k]);
-                            o[2 * k + 1] = (T) half_hi(x[u].w[k]);
-                        }
-                    }
-                }
-            }
-        }
-        return;
-    }
-    if (a.row >= a.rows) return;
-    for (int c = a.col; c < d; c += a.lanes) {
-        for (int t = a.row; t < n; t += a.rows) {
-            tile[t * stride + c] = (T) half_at(src + 2 * ((long) (from + t) * channels + kvh * d + c));
-        }
-    }
-}
-
-// Where a tile is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
-// (g = groups), and where that segment ends. Worked out once per block by division, then advanced tile by tile.
+// Where a window is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
+// (g = groups), and where that segment ends. Worked out once per block by division, then advanced.
 struct Segment {
     int g, start, end;
 };
 
-// The packed cache (layout: packed_cache.cuh), dequantized in T as it is read. The chunk kernel never lets a tile
-// straddle two segments (sink, one quantized group, residual), so a tile's segment and group are uniform across the
-// block.
+// A lane's 8 channels of one fp16 row (token row of [token][channels] at src, KV head kvh) as raw fp16 bits: one
+// 16-byte load, or eight 2-byte ones when rows are not 16-byte aligned; converted only where they are used.
+__device__ __forceinline__ Words4 fp16_slice(const unsigned char* __restrict__ src, int channels, long row, int kvh, int d,
+                                             const Lanes& a) {
+    Words4 x = {};
+    int c0 = VEC * a.r;
+    if (a.vec) {
+        if (c0 < d) x = reinterpret_cast<const Words4*>(src)[row * (channels >> 3) + ((kvh * d) >> 3) + a.r];
+        return x;
+    }
+    const unsigned char* p = src + 2 * (row * channels + (long) kvh * d);
+#pragma unroll
+    for (int k = 0; k < VEC; k++) {
+        unsigned int h = c0 + k < d ? load_half(p + 2 * (c0 + k)) : 0u;   // fp16 zero past the head dim
+        x.w[k >> 1] |= h << (16 * (k & 1));
+    }
+    return x;
+}
+
+template <typename T>
+__device__ __forceinline__ void widen(const Words4& x, T* out) {
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        out[2 * k] = (T) half_lo(x.w[k]);
+        out[2 * k + 1] = (T) half_hi(x.w[k]);
+    }
+}
+
+// Element k (uniform across the warp, 0..7) of a lane's slice, by selects: the slice stays in registers.
+template <typename T>
+__device__ __forceinline__ T pick8(const T* v, int k) {
+    T x = v[0];
+#pragma unroll
+    for (int i = 1; i < VEC; i++) x = k == i ? v[i] : x;
+    return x;
+}
+
+// The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads.
+template <typename T, int HB>
+struct Online {
+    T m[HB], l[HB], acc[HB][VEC];
+
+    __device__ __forceinline__ void clear() {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            m[h] = -INFINITY;
+            l[h] = 0;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) acc[h][k] = 0;
+        }
+    }
+
+    // One key: one exp a head (a larger score rescales what came before, a smaller one is weighted).
+    __device__ __forceinline__ void add(const T* s, const T* v, int hb) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            if (h >= hb) break;
+            T alpha = 1, p = 1;
+            if (s[h] > m[h]) {
+                alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
+                m[h] = s[h];
+            } else {
+                p = exp_t<T>(s[h] - m[h]);
+            }
+            l[h] = l[h] * alpha + p;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) acc[h][k] = acc[h][k] * alpha + p * v[k];
+        }
+    }
+
+    // The same in two steps, for values that come one channel at a time: rescale returns each head's weight p of
+    // the key (acc already rescaled), accumulate adds p·v to channel k.
+    __device__ __forceinline__ void rescale(const T* s, T* p, int hb) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            p[h] = 0;
+            if (h >= hb) break;
+            T alpha = 1;
+            p[h] = 1;
+            if (s[h] > m[h]) {
+                alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
+                m[h] = s[h];
+            } else {
+                p[h] = exp_t<T>(s[h] - m[h]);
+            }
+            l[h] = l[h] * alpha + p[h];
+#pragma unroll
+            for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
+        }
+    }
+
+    __device__ __forceinline__ void accumulate(const T* p, int k, T v) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+#pragma unroll
+            for (int i = 0; i < VEC; i++) {
+                if (i == k) acc[h][i] += p[h] * v;   // k may vary at run time: acc stays in registers
+            }
+        }
+    }
+
+    // Merges the state of the lane `offset` away (another team, same channels), as every lane of the pair does.
+    __device__ __forceinline__ void merge_xor(int offset, int hb) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            if (h >= hb) break;
+            T mo = __shfl_xor_sync(FULL, m[h], offset);
+            T lo = __shfl_xor_sync(FULL, l[h], offset);
+            T M = mo > m[h] ? mo : m[h];
+            T wa = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - M);
+            T wb = mo == -INFINITY ? (T) 0 : exp_t<T>(mo - M);
+            l[h] = l[h] * wa + lo * wb;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) {
+                T other = __shfl_xor_sync(FULL, acc[h][k], offset);
+                acc[h][k] = acc[h][k] * wa + other * wb;
+            }
+            m[h] = M;
+        }
+    }
+};
+
+// The packed cache (layout: packed_cache.cuh), dequantized in T as it is read.
 struct PackedRows {
     Cache K;
+    // Its rows (sink, residual) are a few dozen keys of a chunk: reading the query slice there per key, not per
+    // window, keeps the kernel within 128 registers without spills (ptxas, sm_90).
+    static constexpr bool QUERY_PER_KEY = true;
 
     __device__ int residual_start() const { return K.sinkLen + K.groups * K.G; }
 
-    __device__ Segment segment_of(int j) const {
-        if (j < K.sinkLen) return Segment{-1, 0, K.sinkLen};
-        if (j >= residual_start()) return Segment{K.groups, residual_start(), 0x7fffffff};
-        int g = (j - K.sinkLen) / K.G;
+    // The segment index of key j (-1 sink, a group, groups for the residual): the one division, in the prologue.
+    __device__ int segment_index(int j) const {
+        if (j < K.sinkLen) return -1;
+        if (j >= residual_start()) return K.groups;
+        return (j - K.sinkLen) / K.G;
+    }
+
+    __device__ Segment segment_at(int g) const {
+        if (g < 0) return Segment{-1, 0, K.sinkLen};
+        if (g >= K.groups) return Segment{K.groups, residual_start(), 0x7fffffff};
         return Segment{g, K.sinkLen + g * K.G, K.sinkLen + (g + 1) * K.G};
     }
 
@@ -167,112 +257,42 @@ struct PackedRows {
         return Segment{g, s.end, s.end + K.G};
     }
 
-    // Keys: per-channel bit streams of the group's tokens. One thread per channel decodes the tile's n codes from
-    // whole 16-byte words of its stream (the device copy starts every stream on a 16-byte boundary and pads it:
-    // CudaCacheCopy#paddedKeyOffsets): codes come out of a 64-bit register buffer by shift and mask, LSB-first as
-    // BitPacking writes them, with the channel's bit width, scale and zero read once per tile.
-    template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, const Segment& s, const Lanes& a) const {
-        if (s.g < 0 || s.g >= K.groups) {
-            fp16_rows<T>(s.g < 0 ? K.sinkK : K.resK, K.Hkv * K.d, tile, stride, from - s.start, n, kvh, d, a);
-            return;
-        }
-        if (a.row != 0) return;
-        int t0 = from - s.start;
-        long base = (long) s.g * (K.Hkv * K.d) + kvh * d;
-        for (int c = a.col; c < d; c += a.lanes) {
-            int b = K.keyBits[base + c];
-            const unsigned char* m = K.keyMeta + 4 * (base + c);
-            T zero = (T) half_at(m + 2), step = (T) half_at(m);
-            unsigned int mask = (1u << b) - 1u;
-            long bit0 = (long) t0 * b;
-            const Words4* w = reinterpret_cast<const Words4*>(K.keyCodes + K.keyOffsets[base + c]) + (bit0 >> 7);
-            int skip = (int) (bit0 & 127);   // bits of the first word before token t0
-            unsigned long long buf = 0;
-            int have = 0;
-            T* out = tile + c;
-            // Words holding the tile's codes; the next one is loaded before the current one is decoded.
-            int words = (skip + n * b + 127) >> 7;
-            Words4 next = {};
-            if (words > 0) next = w[0];
-            for (int i = 0, t = 0; t < n; i++) {
-                Words4 x = next;
-                if (i + 1 < words) next = w[i + 1];
-#pragma unroll
-                for (int k = 0; k < 4; k++) {
-                    buf |= (unsigned long long) x.w[k] << have;   // have < b <= 8 here: no bit is lost
-                    have += 32;
-                    int drop = skip < have ? skip : have;
-                    buf >>= drop;
-                    have -= drop;
-                    skip -= drop;
-                    while (have >= b && t < n) {
-                        out[t * stride] = zero + (T) (int) (buf & mask) * step;
-                        buf >>= b;
-                        have -= b;
-                        t++;
-                    }
-                }
-            }
-        }
+    __device__ bool rows(const Segment& s) const { return s.g < 0 || s.g >= K.groups; }
+
+    __device__ __forceinline__ Words4 key_row(const Segment& s, int j, int kvh, int d, const Lanes& a) const {
+        return fp16_slice(s.g < 0 ? K.sinkK : K.resK, K.Hkv * K.d, j - s.start, kvh, d, a);
     }
 
-    // Values: per-token groups of gc channels, so threads take a token's channels side by side, as for fp16 rows.
-    template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, const Segment& s, const Lanes& a) const {
-        if (s.g < 0 || s.g >= K.groups) {
-            fp16_rows<T>(s.g < 0 ? K.sinkV : K.resV, K.Hkv * K.d, tile, stride, from - s.start, n, kvh, d, a);
-            return;
-        }
-        long token0 = (long) s.g * K.G + (from - s.start);
-        if (a.wordLanes > 0) {
-            // Whole 32-bit code words: thread (token row wordRow, word wordCol of the head's d·b/32), 32/b channels
-            // of one value group per word, so one scale/zero per word; ROWS_IN_FLIGHT tokens' loads issued first.
-            if (a.wordRow >= a.wordRows) return;
-            int b = K.valueBits;
-            int per = 32 >> (b == 1 ? 0 : b == 2 ? 1 : b == 4 ? 2 : 3);   // 32 / b, b in {1, 2, 4, 8}
-            unsigned int mask = (1u << b) - 1u;
-            const unsigned char* codes = K.valueCodes + a.wordByte;
-            int step = a.wordRows;
-            for (int t = a.wordRow; t < n; t += ROWS_IN_FLIGHT * step) {
-                unsigned int w[ROWS_IN_FLIGHT], m[ROWS_IN_FLIGHT];
-#pragma unroll
-                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
-                    if (t + u * step < n) {
-                        long vg = (token0 + t + u * step) * K.vgroups + a.wordGroup;
-                        w[u] = *reinterpret_cast<const unsigned int*>(codes + vg * K.vgBytes);
-                        m[u] = *reinterpret_cast<const unsigned int*>(K.valueMeta + 4 * vg);
-                    }
-                }
-#pragma unroll
-                for (int u = 0; u < ROWS_IN_FLIGHT; u++) {
-                    if (t + u * step < n) {
-                        T zero = (T) half_hi(m[u]), scale = (T) half_lo(m[u]);
-                        T* o = tile + (t + u * step) * stride + a.wordChannel;
-                        unsigned int x = w[u];
-                        for (int k = 0; k < per; k++) {
-                            o[k] = zero + (T) (int) (x & mask) * scale;
-                            x >>= b;
-                        }
-                    }
-                }
-            }
-            return;
-        }
-        if (a.row >= a.rows) return;
-        // The thread's first channel's value group and index in it, from the block-wide ones by subtraction.
-        int ch = kvh * d + a.col;
-        int vgi = a.valueGroup, index = ch - a.valueGroup * K.gc;
-        for (int c = a.col; c < d; c += a.lanes) {
-            for (int t = a.row; t < n; t += a.rows) {
-                long vg = (token0 + t) * K.vgroups + vgi;
+    __device__ __forceinline__ Words4 value_row(const Segment& s, int j, int kvh, int d, const Lanes& a) const {
+        return fp16_slice(s.g < 0 ? K.sinkV : K.resV, K.Hkv * K.d, j - s.start, kvh, d, a);
+    }
+
+    // The lane's 8 channels of value j of quantized group s.g when a.wordPath: 8·b bits of one aligned 32-bit code
+    // word (code) and its value group's scale/zero (meta), decoded by value_word.
+    __device__ __forceinline__ void value_word(const Segment& s, int j, const Lanes& a, unsigned int& code,
+                                               unsigned int& meta) const {
+        long vg = ((long) s.g * K.G + (j - s.start)) * K.vgroups + a.vg;
+        code = *reinterpret_cast<const unsigned int*>(K.valueCodes + vg * K.vgBytes + (a.wordByte & ~3)) >> (8 * (a.wordByte & 3));
+        meta = *reinterpret_cast<const unsigned int*>(K.valueMeta + 4 * vg);
+    }
+
+    // Otherwise one code a channel (get_code), added to acc as it comes (p: the key's weights after st.rescale);
+    // the value group advanced by counting as the channel crosses it.
+    template <typename T, int HB>
+    __device__ __forceinline__ void value_codes(Online<T, HB>& st, const T* p, const Segment& s, int j, int d,
+                                                const Lanes& a) const {
+        long token = (long) s.g * K.G + (j - s.start);
+        int vgi = a.vg, index = a.vgIndex;
+#pragma unroll 1
+        for (int k = 0; k < VEC; k++) {
+            if (VEC * a.r + k < d) {
+                long vg = token * K.vgroups + vgi;
                 int code = get_code(K.valueCodes + vg * K.vgBytes, index, K.valueBits);
                 const unsigned char* m = K.valueMeta + 4 * vg;
-                tile[t * stride + c] = (T) half_at(m + 2) + (T) code * (T) half_at(m);
+                st.accumulate(p, k, (T) half_at(m + 2) + (T) code * (T) half_at(m));
             }
-            index += a.lanes;
-            while (index >= K.gc) {
-                index -= K.gc;
+            if (++index == K.gc) {
+                index = 0;
                 vgi++;
             }
         }
@@ -281,151 +301,367 @@ struct PackedRows {
 
 // An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves; one segment.
 struct Fp16Rows {
+    static constexpr bool QUERY_PER_KEY = false;   // every key is a row: the query slice stays in registers
     const unsigned char* k;
     const unsigned char* v;
     int channels;
-    __device__ Segment segment_of(int) const { return Segment{0, 0, 0x7fffffff}; }
+    __device__ int segment_index(int) const { return 0; }
+    __device__ Segment segment_at(int) const { return Segment{0, 0, 0x7fffffff}; }
     __device__ Segment next(const Segment& s) const { return s; }
-    template <typename T>
-    __device__ void keys(T* tile, int stride, int from, int n, int kvh, int d, const Segment&, const Lanes& a) const {
-        fp16_rows<T>(k, channels, tile, stride, from, n, kvh, d, a);
+    __device__ bool rows(const Segment&) const { return true; }
+    __device__ __forceinline__ Words4 key_row(const Segment&, int j, int kvh, int d, const Lanes& a) const {
+        return fp16_slice(k, channels, j, kvh, d, a);
     }
-    template <typename T>
-    __device__ void values(T* tile, int stride, int from, int n, int kvh, int d, const Segment&, const Lanes& a) const {
-        fp16_rows<T>(v, channels, tile, stride, from, n, kvh, d, a);
+    __device__ __forceinline__ Words4 value_row(const Segment&, int j, int kvh, int d, const Lanes& a) const {
+        return fp16_slice(v, channels, j, kvh, d, a);
     }
 };
 
-template <typename T, typename Rows>
+// Sum over the R lanes of a team (xor butterfly: every lane of the team gets the same bits).
+template <typename T>
+__device__ __forceinline__ T team_sum(T x, int R) {
+    for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);
+    return x;
+}
+
+// The lane's 8 channels of each held query head, from shared memory.
+template <typename T, int HB>
+__device__ __forceinline__ void query_slice(const T* sQ, int hb, int d, const Lanes& a, T (&q)[HB][VEC]) {
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+#pragma unroll
+        for (int k = 0; k < VEC; k++) {
+            int c = VEC * a.r + k;
+            q[h][k] = h < hb && c < d ? sQ[h * d + c] : (T) 0;
+        }
+    }
+}
+
+// The warp's window [j0, j0 + n) of fp16 rows: the warp's P teams take keys j0 + team, j0 + team + P, ...
+template <typename T, int HB, typename Rows>
+__device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
+                                            const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
+    T q[HB][VEC];   // the lane's 8 channels of each held head, in registers for the window (or the key)
+    if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
+    for (int i = 0; i < n; i += a.P) {   // the same trip count in every lane: the shuffles meet
+        if (Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
+        int t = i + a.team;
+        bool valid = t < n;
+        // K and V of the key loaded together, before either is used.
+        Words4 kw = {}, vw = {};
+        if (valid) {
+            kw = R.key_row(seg, j0 + t, kvh, d, a);
+            vw = R.value_row(seg, j0 + t, kvh, d, a);
+        }
+        T kx[VEC];
+        widen<T>(kw, kx);
+        T s[HB];
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            T dot = 0;
+#pragma unroll
+            for (int k = 0; k < VEC; k++) dot += q[h][k] * kx[k];
+            s[h] = team_sum(dot, a.R) * scale;
+        }
+        if (valid) {
+            T vx[VEC];
+            widen<T>(vw, vx);
+            st.add(s, vx, hb);
+        }
+    }
+}
+
+// Sums v[0..3] over the warp's 32 lanes; token u's sum ends in lanes 8u..8u+7, the same bits in each. Halving
+// exchanges (16, 8: 2 + 1 shuffles), then three xor sums: 6 shuffles for 4 sums, in a fixed order.
+template <typename T>
+__device__ __forceinline__ T reduce_scatter4(const T (&v)[SLICE], int lane) {
+    T a2[2];
+    bool up = lane & 16;
+#pragma unroll
+    for (int k = 0; k < 2; k++) a2[k] = (up ? v[k + 2] : v[k]) + __shfl_xor_sync(FULL, up ? v[k] : v[k + 2], 16);
+    up = lane & 8;
+    T c = (up ? a2[1] : a2[0]) + __shfl_xor_sync(FULL, up ? a2[0] : a2[1], 8);
+    c += __shfl_xor_sync(FULL, c, 4);
+    c += __shfl_xor_sync(FULL, c, 2);
+    c += __shfl_xor_sync(FULL, c, 1);
+    return c;
+}
+
+// The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
+// e = j0's place in it). Keys, a lane a channel: lane l takes channels l, l + 32, ... and, 8 tokens at a time,
+// reads the 16-byte word of each channel's stream that holds those 8 codes (and the next word when they run on),
+// dequantizes them (zero + code·step, as the CPU twin) and adds q·k per head for the 8 tokens; reduce_scatter8 sums
+// over the channels, and block token τ's scores land in lane τ. The channel's bit width, scale/zero and stream
+// offset are coalesced 4-byte loads, the query element a shared-memory read. Then the teams take the keys as in
+// rows_window, each score by shuffle from the lane that holds it.
+template <typename T, int HB>
+__device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
+                                             const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
+    const Cache& K = R.K;
+    int t0 = j0 - seg.start;
+    int blk = t0 >> 5, e = t0 & 31;
+    int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
+    T sl[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) sl[h] = 0;
+    for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {   // the window's slices (warp-uniform)
+        T part[HB][SLICE];
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+#pragma unroll
+            for (int u = 0; u < SLICE; u++) part[h][u] = 0;
+        }
+        // The channel's metadata (bit width, scale/zero, stream offset) one channel ahead of its code word, so a
+        // code word's load waits for no metadata load of its own.
+        int bNext = 0, offNext = 0;
+        unsigned int metaNext = 0;
+        if (a.lane < d) {
+            bNext = K.keyBits[base + a.lane];
+            metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + a.lane];
+            offNext = K.keyOffsets[base + a.lane];
+        }
+#pragma unroll 1
+        for (int c = a.lane; c < d; c += 32) {
+            int b = bNext, off = offNext;
+            unsigned int meta = metaNext;
+            if (c + 32 < d) {
+                bNext = K.keyBits[base + c + 32];
+                metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + c + 32];
+                offNext = K.keyOffsets[base + c + 32];
+            }
+            const Words4* stream = reinterpret_cast<const Words4*>(K.keyCodes + off);
+            int bit0 = (32 * blk + SLICE * sb) * b;   // the slice's first code, from the stream's start
+            int r = bit0 & 127;
+            // The slice's SLICE·b ≤ 32 bits start at bit r of the 16-byte word x0: in its word r/32 and the one
+            // after, which is the next 16-byte word's first when r/32 = 3 (loaded only then, and only when the
+            // codes run into it).
+            Words4 x0 = {};
+            unsigned int after = 0;
+            if (b > 0) x0 = stream[bit0 >> 7];
+            if (r + SLICE * b > 128 && ((bit0 >> 7) + 1) * 128 < K.G * b) after = stream[(bit0 >> 7) + 1].w[0];
+            int k = r >> 5, sh = r & 31;
+            unsigned int lo = word_at(x0, k), hi = k < 3 ? word_at(x0, k + 1) : after;
+            unsigned int x = sh > 0 ? lo >> sh | hi << (32 - sh) : lo;
+            unsigned int mask = (1u << b) - 1u;
+            T zero = (T) half_hi(meta), step = (T) half_lo(meta);
+            T qc[HB];
+#pragma unroll
+            for (int h = 0; h < HB; h++) qc[h] = h < hb ? sQ[h * d + c] : (T) 0;
+#pragma unroll
+            for (int u = 0; u < SLICE; u++) {
+                T kx = zero + (T) (int) ((x >> (u * b)) & mask) * step;
+#pragma unroll
+                for (int h = 0; h < HB; h++) part[h][u] += qc[h] * kx;
+            }
+        }
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            T mine = reduce_scatter4<T>(part[h], a.lane);
+            T score = __shfl_sync(FULL, mine, 8 * (a.lane & 3));
+            if ((a.lane >> 2) == sb) sl[h] = score;
+        }
+    }
+    // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.
+    constexpr int VK = VALUE_KEYS(T);
+    for (int i0 = 0; i0 < n; i0 += VK * a.P) {
+    unsigned int codes[VK], metas[VK];
+#pragma unroll
+    for (int v = 0; v < VK; v++) {
+        int t = i0 + v * a.P + a.team;
+        codes[v] = metas[v] = 0;
+        if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
+    }
+#pragma unroll
+    for (int v = 0; v < VK; v++) {
+        int i = i0 + v * a.P;
+        if (i >= n) break;   // the same in every lane: the shuffles meet
+        int t = i + a.team;
+        bool valid = t < n;
+        unsigned int code = codes[v], meta = metas[v];
+        T s[HB];
+#pragma unroll
+        for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * scale;
+        if (valid && !a.wordPath) {
+            T p[HB];
+            st.rescale(s, p, hb);
+            R.value_codes<T, HB>(st, p, seg, j0 + t, d, a);   // the slow path, code by code
+        } else if (valid) {
+            T vx[VEC];
+            {
+                T zero = (T) half_hi(meta), step = (T) half_lo(meta);
+                unsigned int mask = (1u << K.valueBits) - 1u;
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    vx[k] = zero + (T) (int) (code & mask) * step;
+                    code >>= K.valueBits;
+                }
+            }
+            st.add(s, vx, hb);
+        }
+    }
+    }
+}
+
+// Fp16Rows has no quantized group.
+template <typename T, int HB>
+__device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*, int,
+                                             Online<T, HB>&, const Lanes&) {}
+
+template <typename T, int HB, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, int Hq, int Hkv, int L, int d,
                              int chunk, int tile, T scale, int gc, int valueBits) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
-    // Prologue: the block's place and each thread's lanes (every division of the kernel).
+    // Prologue: the block's place and the lane's (every division of the kernel).
     int gq = Hq / Hkv;
     int chunks = (L + chunk - 1) / chunk;
     int kvh = blockIdx.x / chunks;
     int ck = blockIdx.x - kvh * chunks;
     int from = ck * chunk;
     int to = L - from < chunk ? L : from + chunk;
-    int stride = d + 1;
-    int h0 = kvh * gq;
-    Lanes a = make_lanes(d, tile);
-    a.valueGroup = gc > 0 ? (kvh * d + a.col) / gc : 0;
-    a.wordLanes = 0;
-    a.wordRows = a.wordRow = a.wordCol = a.wordChannel = a.wordGroup = a.wordByte = 0;
-    if (gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4 || valueBits == 8) && (d * valueBits) % 32 == 0
-        && (gc * valueBits) % 32 == 0 && (d * valueBits) / 32 <= (int) blockDim.x) {
-        a.wordLanes = d * valueBits / 32;
-        a.wordRows = blockDim.x / a.wordLanes;
-        a.wordRow = threadIdx.x / a.wordLanes;
-        a.wordCol = threadIdx.x % a.wordLanes;
-        a.wordChannel = a.wordCol * (32 / valueBits);
-        int ch = kvh * d + a.wordChannel;
-        a.wordGroup = ch / gc;
-        a.wordByte = (ch % gc) * valueBits / 8;
-    }
-    T* sQ = reinterpret_cast<T*>(smem_raw);   // [gq][d]
-    T* sAcc = sQ + gq * d;                     // [gq][d]
-    T* sRows = sAcc + gq * d;                  // [tile][d + 1]
-    T* sS = sRows + tile * stride;             // [gq][tile]
-    T* sM = sS + gq * tile;                    // running max per head
-    T* sL = sM + gq;                           // running sum per head
-    T* sAlpha = sL + gq;                       // this tile's rescale of acc
+    int window = tile < WINDOW ? tile : WINDOW;
+    Lanes a;
+    a.lane = threadIdx.x & 31;
+    a.warp = threadIdx.x >> 5;
+    a.R = 1;
+    while (VEC * a.R < d && a.R < 32) a.R <<= 1;
+    a.P = 32 / a.R;
+    a.team = a.lane / a.R;
+    a.r = a.lane - a.team * a.R;
+    a.vec = (d & 7) == 0 && ((Hkv * d) & 7) == 0;
+    int ch0 = kvh * d + VEC * a.r;
+    a.vg = gc > 0 ? ch0 / gc : 0;
+    a.vgIndex = gc > 0 ? ch0 - a.vg * gc : 0;
+    a.wordByte = a.vgIndex * valueBits / 8;
+    a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
+                 && (d & 7) == 0;
+    // Shared memory, per warp w and held head h (hs = the most heads a pass holds): m, l [WARPS][hs], acc
+    // [WARPS][hs][d]; then the pass's query heads [hs][d]; CudaSplitKDecode#sharedBytes.
+    int hs = gq < HB ? gq : HB;
+    T* sM = reinterpret_cast<T*>(smem_raw);
+    T* sL = sM + WARPS * hs;
+    T* sAcc = sL + WARPS * hs;
+    T* sQ = sAcc + WARPS * hs * d;
 
-    if (a.row < a.rows) {
-        for (int h = a.accH0; h < gq; h += a.accHStep) {
-            for (int c = a.accC; c < d; c += a.lanes) {
-                sQ[h * d + c] = q[((long) h0 + h) * d + c];
-                sAcc[h * d + c] = 0;
+    // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four
+    // stretches at once (in a packed cache, four groups' key streams, not four quarters of one group's).
+    int span = (to - from + WARPS * WINDOW - 1) / (WARPS * WINDOW) * WINDOW;
+    int wfrom = from + a.warp * span;
+    int wto = to - wfrom < span ? to : wfrom + span;
+    int first = R.segment_index(wfrom < to ? wfrom : from);   // by division: here, not in the loops
+
+    for (int h0 = 0; h0 < gq; h0 += HB) {
+        int hb = gq - h0 < HB ? gq - h0 : HB;
+        long head0 = (long) kvh * gq + h0;   // first query head of this pass
+        // The pass's query heads into shared memory (the previous pass read it before its last barrier): each
+        // window reads what it needs into registers, so the query takes no registers across the walk.
+        for (int i = threadIdx.x; i < hb * d; i += blockDim.x) sQ[i] = q[head0 * d + i];
+        __syncthreads();
+        Online<T, HB> st;
+        st.clear();
+        // Windows of at most `window` keys, never across a segment's end.
+        Segment seg = R.segment_at(first);
+        for (int j0 = wfrom, n; j0 < wto; j0 += n) {
+            while (j0 >= seg.end) seg = R.next(seg);
+            int end = seg.end < wto ? seg.end : wto;
+            n = end - j0 < window ? end - j0 : window;
+            // A quantized group's window stays inside one 32-token block of the group (group_window).
+            if (!R.rows(seg) && 32 - ((j0 - seg.start) & 31) < n) n = 32 - ((j0 - seg.start) & 31);
+            if (R.rows(seg)) {
+                rows_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
+            } else {
+                group_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
             }
         }
-    }
-    for (int h = threadIdx.x; h < gq; h += blockDim.x) {
-        sM[h] = -INFINITY;
-        sL[h] = 0;
-    }
-    __syncthreads();
-    Segment seg = R.segment_of(from);
-    for (int t0 = from, n; t0 < to; t0 += n) {
-        if (t0 >= seg.end) seg = R.next(seg);
-        int end = seg.end < to ? seg.end : to;
-        n = end - t0 < tile ? end - t0 : tile;
-        R.template keys<T>(sRows, stride, t0, n, kvh, d, seg, a);
-        __syncthreads();
-        if (a.scoreT < n) {
-            for (int h = a.scoreH0; h < gq; h += a.scoreHStep) {
-                const T* qh = sQ + h * d;
-                const T* k = sRows + a.scoreT * stride;
-                T dot = 0;
-                for (int c = 0; c < d; c++) dot += qh[c] * k[c];
-                sS[h * tile + a.scoreT] = dot * scale;
-            }
-        }
-        __syncthreads();
-        for (int h = threadIdx.x; h < gq; h += blockDim.x) {
-            T* s = sS + h * tile;
-            T m = sM[h];
-            for (int t = 0; t < n; t++) m = s[t] > m ? s[t] : m;
-            T alpha = sM[h] == -INFINITY ? (T) 0 : exp_t<T>(sM[h] - m);
-            T l = sL[h] * alpha;
-            for (int t = 0; t < n; t++) {
-                s[t] = exp_t<T>(s[t] - m);
-                l += s[t];
-            }
-            sM[h] = m;
-            sL[h] = l;
-            sAlpha[h] = alpha;
-        }
-        __syncthreads();   // the keys are no longer read: the tile takes the values
-        R.template values<T>(sRows, stride, t0, n, kvh, d, seg, a);
-        __syncthreads();
-        if (a.row < a.rows) {
-            for (int h = a.accH0; h < gq; h += a.accHStep) {
-                const T* s = sS + h * tile;
-                for (int c = a.accC; c < d; c += a.lanes) {
-                    T acc = sAcc[h * d + c] * sAlpha[h];
-                    for (int t = 0; t < n; t++) acc += s[t] * sRows[t * stride + c];
-                    sAcc[h * d + c] = acc;
+        // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.
+        for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, hb);
+        if (a.team == 0) {
+#pragma unroll
+            for (int h = 0; h < HB; h++) {
+                if (h >= hb) break;
+                if (a.r == 0) {
+                    sM[a.warp * hs + h] = st.m[h];
+                    sL[a.warp * hs + h] = st.l[h];
+                }
+#pragma unroll
+                for (int k = 0; k < VEC; k++) {
+                    int c = VEC * a.r + k;
+                    if (c < d) sAcc[(a.warp * hs + h) * d + c] = st.acc[h][k];
                 }
             }
         }
         __syncthreads();
-    }
-    if (a.row < a.rows) {
-        for (int h = a.accH0; h < gq; h += a.accHStep) {
-            for (int c = a.accC; c < d; c += a.lanes) {
-                partAcc[(((long) h0 + h) * chunks + ck) * d + c] = sAcc[h * d + c];
+        for (int h = 0; h < hb; h++) {
+            T M = -INFINITY;
+            for (int w = 0; w < WARPS; w++) M = sM[w * hs + h] > M ? sM[w * hs + h] : M;
+            T wt[WARPS];
+#pragma unroll
+            for (int w = 0; w < WARPS; w++) wt[w] = sM[w * hs + h] == -INFINITY ? (T) 0 : exp_t<T>(sM[w * hs + h] - M);
+            long p = (head0 + h) * chunks + ck;
+            if (threadIdx.x == 0) {
+                T l = 0;
+#pragma unroll
+                for (int w = 0; w < WARPS; w++) l += sL[w * hs + h] * wt[w];
+                partM[p] = M;
+                partL[p] = l;
+            }
+            for (int c = threadIdx.x; c < d; c += blockDim.x) {
+                T acc = 0;
+#pragma unroll
+                for (int w = 0; w < WARPS; w++) acc += sAcc[(w * hs + h) * d + c] * wt[w];
+                partAcc[p * d + c] = acc;
             }
         }
     }
-    for (int h = threadIdx.x; h < gq; h += blockDim.x) {
-        partM[(long) (h0 + h) * chunks + ck] = sM[h];
-        partL[(long) (h0 + h) * chunks + ck] = sL[h];
-    }
 }
 
-// One block per query head; every thread folds the chunks in the same order, so they agree on the weights.
+// One warp per query head (block = one warp). Lanes take chunks k, k + 32, ...: the max and the denominator by
+// xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which own channels
+// c, c + 32, ... of the output (CPL of them at a time). Every sum runs in a fixed order.
+#define CPL 8
 template <typename T>
 __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc, T* out, int chunks, int d) {
     int h = blockIdx.x;
+    int lane = threadIdx.x;
     const T* m = partM + (long) h * chunks;
     const T* l = partL + (long) h * chunks;
     T M = -INFINITY;
-    for (int k = 0; k < chunks; k++) M = m[k] > M ? m[k] : M;
+    for (int k = lane; k < chunks; k += 32) M = m[k] > M ? m[k] : M;
+    for (int o = 16; o > 0; o >>= 1) {
+        T other = __shfl_xor_sync(FULL, M, o);
+        M = other > M ? other : M;
+    }
     T denom = 0;
-    for (int k = 0; k < chunks; k++) denom += m[k] == -INFINITY ? (T) 0 : l[k] * exp_t<T>(m[k] - M);
-    for (int c = threadIdx.x; c < d; c += blockDim.x) {
-        T acc = 0;
-        for (int k = 0; k < chunks; k++) {
-            if (m[k] != -INFINITY) acc += exp_t<T>(m[k] - M) * partAcc[((long) h * chunks + k) * d + c];
+    for (int k = lane; k < chunks; k += 32) denom += m[k] == -INFINITY ? (T) 0 : l[k] * exp_t<T>(m[k] - M);
+    for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(FULL, denom, o);
+    for (int c0 = 0; c0 < d; c0 += 32 * CPL) {
+        T acc[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; i++) acc[i] = 0;
+        for (int k0 = 0; k0 < chunks; k0 += 32) {
+            int k = k0 + lane;
+            T wk = k < chunks && m[k] != -INFINITY ? exp_t<T>(m[k] - M) : (T) 0;
+            int n = chunks - k0 < 32 ? chunks - k0 : 32;
+            for (int j = 0; j < n; j++) {
+                T w = __shfl_sync(FULL, wk, j);
+                const T* a = partAcc + ((long) h * chunks + k0 + j) * d;
+#pragma unroll
+                for (int i = 0; i < CPL; i++) {
+                    int c = c0 + 32 * i + lane;
+                    if (c < d) acc[i] += w * a[c];
+                }
+            }
         }
-        out[(long) h * d + c] = acc / denom;
+#pragma unroll
+        for (int i = 0; i < CPL; i++) {
+            int c = c0 + 32 * i + lane;
+            if (c < d) out[(long) h * d + c] = acc[i] / denom;
+        }
     }
 }
 
 // dims: the packed_attention_* layout (packed_cache.cuh), with Tq = 1 and causal = 0.
-#define PACKED_DECODE_KERNEL(NAME, T)                                                                          \
-    extern "C" __global__ void NAME(const unsigned char* sinkK, const unsigned char* sinkV,                    \
+#define PACKED_DECODE_KERNEL(NAME, T, HB)                                                                      \
+    extern "C" __global__ void __launch_bounds__(128, 4) NAME(const unsigned char* sinkK, const unsigned char* sinkV,                    \
                                     const unsigned char* resK, const unsigned char* resV,                      \
                                     const unsigned char* keyCodes, const unsigned char* keyMeta,               \
                                     const int* keyBits, const int* keyOffsets,                                 \
@@ -434,22 +670,22 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
                                     int tile, T scale) {                                                       \
         PackedRows R{make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,  \
                                 valueMeta, dims)};                                                             \
-        decode_chunk<T>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile, scale,  \
-                        R.K.gc, R.K.valueBits);                                                                       \
+        decode_chunk<T, HB>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile,     \
+                            scale, R.K.gc, R.K.valueBits);                                                     \
     }
 
-#define FP16_DECODE_KERNEL(NAME, T)                                                                            \
-    extern "C" __global__ void NAME(const unsigned char* k, const unsigned char* v, int Hq, int Hkv, int L,    \
+#define FP16_DECODE_KERNEL(NAME, T, HB)                                                                        \
+    extern "C" __global__ void __launch_bounds__(128, 4) NAME(const unsigned char* k, const unsigned char* v, int Hq, int Hkv, int L,    \
                                     int d, const T* q, T* partM, T* partL, T* partAcc, int chunk, int tile,    \
                                     T scale) {                                                                 \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
-        decode_chunk<T>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0, 0);                 \
+        decode_chunk<T, HB>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0, 0);             \
     }
 
-PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double)
-PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float)
-FP16_DECODE_KERNEL(fp16_decode_chunk_f64, double)
-FP16_DECODE_KERNEL(fp16_decode_chunk_f32, float)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double, HEADS_F64)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float, HEADS_F32)
+FP16_DECODE_KERNEL(fp16_decode_chunk_f64, double, HEADS_F64)
+FP16_DECODE_KERNEL(fp16_decode_chunk_f32, float, HEADS_F32)
 
 extern "C" __global__ void decode_combine_f64(const double* partM, const double* partL, const double* partAcc,
                                               double* out, int chunks, int d) {

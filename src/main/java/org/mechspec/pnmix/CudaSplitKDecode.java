@@ -23,6 +23,11 @@ import org.mechspec.compute.KernelArgs;
 public final class CudaSplitKDecode implements AutoCloseable {
     static final String MODULE = "pnmix_decode";
     static final int THREADS = 128;
+    /** Warps of a chunk block (THREADS / 32); the combine runs one warp per query head. */
+    static final int WARPS = THREADS / 32;
+    static final int COMBINE_THREADS = 32;
+    /** The chunk kernel holds 8 channels of the query a lane, 32 lanes at most per key (pnmix_decode.cu). */
+    static final int MAX_HEAD_DIM = 256;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
     private static final int MAX_TILE = 64;
     public static final int BLOCKS_PER_SM = 4;
@@ -102,6 +107,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
                                    LongConsumer held) {
         requireChunk(chunkKeys);
         PackedCacheOps.checkAttention(cache, queryHeads * cache.headDim(), queryHeads, 1, false);
+        requireHeadDim(cache);
         CudaCacheCopy copy = cache.groups().isEmpty() ? null : CudaCacheCopy.upload(cuda, cache);
         try {
             return new CudaSplitKDecode(cuda, cache, copy, true, queryHeads, fp32, chunkKeys, held);
@@ -121,12 +127,20 @@ public final class CudaSplitKDecode implements AutoCloseable {
                                  int chunkKeys, LongConsumer held) {
         requireChunk(chunkKeys);
         PackedCacheOps.checkAttention(cache, queryHeads * cache.headDim(), queryHeads, 1, false);
+        requireHeadDim(cache);
         return new CudaSplitKDecode(cuda, cache, copy, false, queryHeads, fp32, chunkKeys, held);
     }
 
     private static void requireChunk(int chunkKeys) {
         if (chunkKeys < 0) {
             throw new IllegalArgumentException("chunkKeys must not be negative, got " + chunkKeys);
+        }
+    }
+
+    private static void requireHeadDim(PackedKvCache cache) {
+        if (cache.headDim() > MAX_HEAD_DIM) {
+            throw new IllegalArgumentException("head dim " + cache.headDim() + " exceeds the split-K decode kernel's " + MAX_HEAD_DIM
+                    + " (8 channels a lane, at most 32 lanes a key)");
         }
     }
 
@@ -174,7 +188,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * Which chunk kernel reads the cache ("packed" or "fp16"); blocks of the chunk kernel ({@code splits}, KV heads ×
-     * chunks), keys per block and per shared-memory tile; the device bytes the cache takes; and what one call moves
+     * chunks), keys per block and per tile (a chunk's unit; a warp takes windows of up to 32 keys); the device bytes the cache takes; and what one call moves
      * through global memory ({@link DecodeTraffic}: raw bytes and the bytes of the 32-byte sectors it touches).
      */
     public record Launch(String cacheKernel, int splits, int chunkKeys, int tileKeys, long cacheDeviceBytes, long rawBytesPerCall,
@@ -207,10 +221,10 @@ public final class CudaSplitKDecode implements AutoCloseable {
         int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e);
         if (wait) {
             cuda.launch(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
-            cuda.launch(MODULE, "decode_combine" + suffix, queryHeads, THREADS, 0, combineArgs);
+            cuda.launch(MODULE, "decode_combine" + suffix, queryHeads, COMBINE_THREADS, 0, combineArgs);
         } else {
             cuda.enqueue(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
-            cuda.enqueue(MODULE, "decode_combine" + suffix, queryHeads, THREADS, 0, combineArgs);
+            cuda.enqueue(MODULE, "decode_combine" + suffix, queryHeads, COMBINE_THREADS, 0, combineArgs);
         }
     }
 
@@ -237,13 +251,31 @@ public final class CudaSplitKDecode implements AutoCloseable {
         return c;
     }
 
-    /** The q and acc rows, one padded tile, the tile's scores and three per-head scalars (pnmix_decode.cu). */
+    /**
+     * The warps' end-of-chunk states, merged once through shared memory (pnmix_decode.cu): m, l and acc [d] per warp
+     * and held query head, and the held query heads [d] the windows read; the tile does not enter (K and V never go
+     * through shared memory).
+     */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes) {
-        long n = 2L * groupHeads * headDim + (long) tile * (headDim + 1) + (long) groupHeads * tile + 3L * groupHeads;
+        long heads = Math.min(groupHeads, headsHeld(elementBytes));
+        long n = WARPS * heads * (headDim + 2L) + heads * headDim;
         return (int) Math.min(Integer.MAX_VALUE, n * elementBytes);
     }
 
-    /** The longest power-of-two tile up to {@link #MAX_TILE} keys whose shared memory fits 48 KiB. */
+    /**
+     * Query heads the chunk kernel holds in registers per walk over a chunk (HEADS_F32, HEADS_F64 in
+     * pnmix_decode.cu): 4 in fp32, 1 in fp64, so the fp32 kernels fit 128 registers (4 blocks of 128 threads per SM)
+     * without spills; a larger group walks the chunk again for its next heads.
+     */
+    static int headsHeld(int elementBytes) {
+        return elementBytes == Sizeof.FLOAT ? 4 : 1;
+    }
+
+    /**
+     * The longest power-of-two tile up to {@link #MAX_TILE} keys whose shared memory fits 48 KiB: chunks are whole
+     * tiles. The warp-level kernel's shared memory does not grow with the tile, so this is {@link #MAX_TILE} for
+     * every shape it runs.
+     */
     static int tileKeys(int groupHeads, int headDim, int elementBytes) {
         for (int t = MAX_TILE; t >= 1; t /= 2) {
             if (sharedBytes(groupHeads, headDim, t, elementBytes) <= MAX_SHARED_BYTES) {

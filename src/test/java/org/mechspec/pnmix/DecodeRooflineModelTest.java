@@ -21,27 +21,36 @@ import org.junit.jupiter.api.Test;
  *   <li>Launch: the host's own rule (tile, chunk, grid, shared memory from {@link CudaSplitKDecode}); blocks resident
  *       per SM = min(grid / SMs, shared-memory limit, register limit at the registers ptxas reports for the fp32
  *       kernels ({@value #FP16_REGISTERS} fp16, {@value #PACKED_REGISTERS} packed: DecodeKernelCodeTest prints them)).</li>
- *   <li>Each tile's key phase and value phase are separated by barriers, so a phase's loads are in flight only
- *       while that phase runs; its time is its bytes over min(peak, resident blocks × bytes in flight per block ×
- *       SMs / latency), and the memory time the sum of the phases (the combine ignored).</li>
- *   <li>Shared memory: both caches are dequantized into a shared tile and every score and output reads its operands
- *       from shared memory (4-byte loads; q broadcast): 4 · gq · d bytes per key and operand pair, 2 pairs (q·k, p·v),
- *       at 128 B per clock per SM. A call takes max(memory time, shared-memory time) (blocks overlap the two).</li>
- *   <li>Bytes in flight per block: fp16 rows, 128 threads × min({@code ROWS_IN_FLIGHT} = 4, rows a thread reads in a
- *       tile) × 16 B; packed keys, min(d, 128) threads × 2 code words (the current and the prefetched one) × 16 B,
- *       counted as useful bytes; packed values, 128 threads × min(4, tokens a thread reads in a tile) × (a 4-byte
- *       code word + its 4-byte scale/zero), a word being 16 channels of 2-bit codes.</li>
- *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit),
- *       values 2 bits + 4 B per 32 channels; fp16 2 B an element), per KV head and token, keys and values.</li>
+ *   <li>The chunk kernel has no barrier inside a chunk (warps merge once at its end), and a key's K and V loads are
+ *       issued together, so a call's memory time is its bytes over min(peak, resident blocks × bytes in flight per
+ *       block × SMs / latency). Query heads beyond {@link CudaSplitKDecode#headsHeld} walk the chunk again; that
+ *       pass is counted as reading the chunk again from HBM (the bench's groups of 4 take one pass in fp32).</li>
+ *   <li>Bytes in flight per block (distinct bytes; the four warps walk four quarters of the chunk, so their bytes
+ *       differ): fp16, 128 lanes × 16 B of K and 16 B of V (a team of d/8 lanes per key, each lane 8 channels);
+ *       packed keys, a lane a channel: its 16-byte code word and the next channel's 12 bytes of metadata (bit width,
+ *       stream offset, scale/zero), loaded one channel ahead, so a lane's d/32 channels take d/32 + 1 latencies and
+ *       that share of its 28 B counts (half at d = 32, four fifths at 128); packed values,
+ *       per warp {@value #VALUE_KEYS} × 32/R keys × (d·2/8 code bytes + 4 B of scale/zero per 32 channels).</li>
+ *   <li>Shuffles at one warp-wide shuffle per clock per SM (32 lanes a clock): fp16, log2(R) per key and head over
+ *       the 32/R keys a warp holds; packed, 7 per 4 keys and head (the reduce-scatter over the channels and the
+ *       score to its lane) plus one per key and head over 32/R (the score to its team). A call takes
+ *       max(memory time, shuffle time); the code extraction, exps and multiply-adds are not modelled.</li>
+ *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit) plus
+ *       {@value #KEY_METADATA_BYTES} B of metadata per channel and group of 128 tokens, values 2 bits + 4 B per 32
+ *       channels; fp16 2 B an element), per KV head and token, keys and values.</li>
  * </ul>
  */
 @Tag("pn-mix")
 class DecodeRooflineModelTest {
     static final double LATENCY_CYCLES = 700;
     static final double CLOCK_GHZ = 1.98;
-    static final int FP16_REGISTERS = 72;
-    static final int PACKED_REGISTERS = 96;
-    static final double SHARED_BYTES_PER_CLOCK = 128;
+    static final int FP16_REGISTERS = 128;
+    static final int PACKED_REGISTERS = 128;
+    /** A channel's bit width, stream offset (4-byte ints) and fp16 scale/zero, per group of 128 tokens. */
+    static final int KEY_METADATA_BYTES = 12;
+    /** Packed values each team has in flight in fp32 (VALUE_KEYS in pnmix_decode.cu). */
+    static final int VALUE_KEYS = 8;
+    static final double SHUFFLES_PER_CLOCK = 1;
     static final int SM_SHARED = 228 * 1024;
     static final int THREADS = CudaSplitKDecode.THREADS;
 
@@ -71,36 +80,47 @@ class DecodeRooflineModelTest {
                 int bySmem = SM_SHARED / (smem + 1024);
                 int residentFp16 = Math.min(16, Math.min(bySmem, 65536 / (FP16_REGISTERS * THREADS)));
                 int residentPacked = Math.min(16, Math.min(bySmem, 65536 / (PACKED_REGISTERS * THREADS)));
+                int lanesPerKey = 1;
+                while (8 * lanesPerKey < d && lanesPerKey < 32) {
+                    lanesPerKey *= 2;
+                }
+                int keysPerWarp = 32 / lanesPerKey;
+                int log2Lanes = Integer.numberOfTrailingZeros(lanesPerKey);
+                int passes = (gq + CudaSplitKDecode.headsHeld(4) - 1) / CudaSplitKDecode.headsHeld(4);
+                int warps = THREADS / 32;
                 for (int L : TOKENS) {
                     int chunk = CudaSplitKDecode.automaticChunk(L, s.kvHeads(), tile, g.sms());
                     int grid = s.kvHeads() * ((L + chunk - 1) / chunk);
                     double perSm = Math.min(residentFp16, (double) grid / g.sms());
                     double perSmPacked = Math.min(residentPacked, (double) grid / g.sms());
-                    double sharedTime = 2 * 4.0 * gq * d * L * s.kvHeads() / (SHARED_BYTES_PER_CLOCK * g.sms() * CLOCK_GHZ * 1e9);
+                    double keyHeads = (double) L * s.kvHeads() * gq;   // (key, query head) pairs
+                    double clock = CLOCK_GHZ * 1e9 * g.sms() * SHUFFLES_PER_CLOCK;
                     double elements = (double) L * s.kvHeads() * d;
                     double needed = g.peakBytesPerSecond() * latency / g.sms();
-                    // fp16: both phases read 16-byte row pieces, up to 4 per thread.
-                    int vecLanes = Math.min(d / 8, THREADS);
-                    int vecRows = THREADS / vecLanes;
-                    int perThread = Math.min(4, (tile + vecRows - 1) / vecRows);
-                    double fp16InFlight = perSm * THREADS * perThread * 16.0;
+                    // fp16: a lane's 16 B of K and 16 B of V per key, all lanes busy.
+                    double fp16InFlight = perSm * THREADS * 32.0;
                     double fp16Bytes = 2 * elements * 2;
-                    double fp16Memory = 2 * phase(elements * 2, fp16InFlight, g, latency);
-                    double fp16Time = Math.max(sharedTime, fp16Memory);
+                    double fp16Memory = phase(fp16Bytes * passes, fp16InFlight, g, latency);
+                    double fp16Shuffles = keyHeads * log2Lanes / keysPerWarp / clock;
+                    double fp16Time = Math.max(fp16Memory, fp16Shuffles);
                     rows.add(new Row(g.name(), s.name(), L, "fp16", grid, perSm, fp16InFlight, fp16InFlight, needed,
                             fp16Bytes / fp16Time / g.peakBytesPerSecond(), fp16Time * 1e6,
-                            fp16Memory >= sharedTime ? "HBM" : "shared memory"));
-                    // packed: keys from 16-byte code words, values element by element.
-                    double keyInFlight = perSmPacked * Math.min(d, THREADS) * 2 * 16.0;
-                    int wordRows = THREADS / (d / 16);
-                    double valueInFlight = perSmPacked * THREADS * Math.min(4, (tile + wordRows - 1) / wordRows) * 8.0;
-                    double keyBytes = elements * 0.25;
+                            fp16Memory >= fp16Shuffles ? "HBM" : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", fp16Memory * 1e6)));
+                    // packed keys: a lane a channel, its 16-byte code word and the next channel's 12 bytes of
+                    // metadata (d/32 + 1 latencies for a lane's d/32 channels); values: VALUE_KEYS keys a team.
+                    int lanesChannels = (d + 31) / 32;
+                    double keyInFlight = perSmPacked * warps * 32.0 * (16 + KEY_METADATA_BYTES) * lanesChannels / (lanesChannels + 1);
+                    double valueInFlight = perSmPacked * warps * VALUE_KEYS * keysPerWarp * (d * 2 / 8.0 + 4.0 * d / 32);
+                    double keyBytes = elements * (0.25 + KEY_METADATA_BYTES / 128.0);
                     double valueBytes = elements * 0.375;
-                    double packedMemory = phase(keyBytes, keyInFlight, g, latency) + phase(valueBytes, valueInFlight, g, latency);
-                    double packedTime = Math.max(sharedTime, packedMemory);
-                    rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSm, keyInFlight, valueInFlight, needed,
+                    double packedMemory = phase(keyBytes * passes, keyInFlight, g, latency)
+                            + phase(valueBytes * passes, valueInFlight, g, latency);
+                    double packedShuffles = keyHeads * (7.0 / 4 + 1.0 / keysPerWarp) / clock;
+                    double packedTime = Math.max(packedMemory, packedShuffles);
+                    rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSmPacked, keyInFlight, valueInFlight, needed,
                             (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6,
-                            packedMemory >= sharedTime ? "HBM" : String.format(Locale.ROOT, "shared memory (HBM alone %.1f µs)", packedMemory * 1e6)));
+                            packedMemory >= packedShuffles ? "latency (keys, values in flight)"
+                                    : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", packedMemory * 1e6)));
                 }
             }
         }
@@ -117,7 +137,8 @@ class DecodeRooflineModelTest {
     void printsTheModelTable() {
         List<Row> rows = model();
         System.out.println("MODEL, not a measurement (DecodeRooflineModelTest): HBM latency " + (int) LATENCY_CYCLES + " cycles at "
-                + CLOCK_GHZ + " GHz, registers fp16 " + FP16_REGISTERS + " / packed " + PACKED_REGISTERS + ", 128 threads a block, fp32");
+                + CLOCK_GHZ + " GHz, registers fp16 " + FP16_REGISTERS + " / packed " + PACKED_REGISTERS + ", 128 threads a block, fp32, "
+                + (int) SHUFFLES_PER_CLOCK + " warp shuffle per clock per SM");
         System.out.println("| GPU | shape | tokens | cache | grid | blocks/SM | in flight/SM keys, values (KiB) | needed/SM (KiB) | modelled % of peak | modelled µs | bound by |");
         System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
         for (Row r : rows) {
