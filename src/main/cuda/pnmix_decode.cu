@@ -371,20 +371,26 @@ __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, i
     }
 }
 
-// Sums v[0..3] over the warp's 32 lanes; token u's sum ends in lanes 8u..8u+7, the same bits in each. Halving
-// exchanges (16, 8: 2 + 1 shuffles), then three xor sums: 6 shuffles for 4 sums, in a fixed order.
-template <typename T>
-__device__ __forceinline__ T reduce_scatter4(const T (&v)[SLICE], int lane) {
-    T a2[2];
-    bool up = lane & 16;
+// Sums each of v[0..N) over the warp's 32 lanes (N a power of two, at most 32): halving exchanges at offsets 16,
+// 8, ... while values remain (N - 1 shuffles), then xor sums over the remaining offsets; sum i ends in lanes
+// i·32/N .. (i + 1)·32/N - 1, the same bits in each, and the lane's own is returned. A fixed order throughout.
+template <typename T, int N>
+__device__ __forceinline__ T reduce_scatter(T (&v)[N], int lane) {
+    int n = N;
 #pragma unroll
-    for (int k = 0; k < 2; k++) a2[k] = (up ? v[k + 2] : v[k]) + __shfl_xor_sync(FULL, up ? v[k] : v[k + 2], 16);
-    up = lane & 8;
-    T c = (up ? a2[1] : a2[0]) + __shfl_xor_sync(FULL, up ? a2[0] : a2[1], 8);
-    c += __shfl_xor_sync(FULL, c, 4);
-    c += __shfl_xor_sync(FULL, c, 2);
-    c += __shfl_xor_sync(FULL, c, 1);
-    return c;
+    for (int o = 16; o >= 1; o >>= 1) {
+        if (n > 1) {
+            bool up = lane & o;
+#pragma unroll
+            for (int k = 0; k < N / 2; k++) {
+                if (k < n / 2) v[k] = (up ? v[k + n / 2] : v[k]) + __shfl_xor_sync(FULL, up ? v[k] : v[k + n / 2], o);
+            }
+            n >>= 1;
+        } else {
+            v[0] += __shfl_xor_sync(FULL, v[0], o);
+        }
+    }
+    return v[0];
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
@@ -405,12 +411,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 #pragma unroll
     for (int h = 0; h < HB; h++) sl[h] = 0;
     for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {   // the window's slices (warp-uniform)
-        T part[HB][SLICE];
+        T part[HB * SLICE];   // head h, token u at h·SLICE + u
 #pragma unroll
-        for (int h = 0; h < HB; h++) {
-#pragma unroll
-            for (int u = 0; u < SLICE; u++) part[h][u] = 0;
-        }
+        for (int i = 0; i < HB * SLICE; i++) part[i] = 0;
         // The channel's metadata (bit width, scale/zero, stream offset) one channel ahead of its code word, so a
         // code word's load waits for no metadata load of its own.
         int bNext = 0, offNext = 0;
@@ -451,14 +454,15 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             for (int u = 0; u < SLICE; u++) {
                 T kx = zero + (T) (int) ((x >> (u * b)) & mask) * step;
 #pragma unroll
-                for (int h = 0; h < HB; h++) part[h][u] += qc[h] * kx;
+                for (int h = 0; h < HB; h++) part[h * SLICE + u] += qc[h] * kx;
             }
         }
+        // Every head's SLICE sums in one reduction; (head h, token u) ends in the lanes from (h·SLICE + u)·32/N on.
+        T mine = reduce_scatter<T, HB * SLICE>(part, a.lane);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            T mine = reduce_scatter4<T>(part[h], a.lane);
-            T score = __shfl_sync(FULL, mine, 8 * (a.lane & 3));
-            if ((a.lane >> 2) == sb) sl[h] = score;
+            T score = __shfl_sync(FULL, mine, (h * SLICE + (a.lane & (SLICE - 1))) * (32 / (HB * SLICE)));
+            if (a.lane / SLICE == sb) sl[h] = score;
         }
     }
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.

@@ -242,6 +242,22 @@ extern "C" __global__ void selftest_pipeline_out_of_bounds(const float* x, int n
     __pipeline_wait_prior(0);
 }
 
+// Lanes 0-15 shuffle naming lanes 0-16, lanes 16-31 at the same call naming lanes 16-31: two masks that overlap
+// (a launch error, found when lane 16 arrives while lanes 0-15 wait for it).
+extern "C" __global__ void selftest_warp_overlapping_masks(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned mask = threadIdx.x % 32 < 16 ? 0x0001ffffu : 0xffff0000u;
+    float v = __shfl_sync(mask, (float) i, threadIdx.x % 32 < 16 ? 0 : 16);
+    if (i < n) y[i] = v;
+}
+
+// Every lane shuffles with a mask that leaves out lane 0 (a launch error when lane 0 calls).
+extern "C" __global__ void selftest_warp_caller_unnamed(float* y, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = __shfl_xor_sync(0xfffffffeu, (float) i, 2);
+    if (i < n) y[i] = v;
+}
+
 // Lane 7 of every warp waits at __syncthreads while the other lanes wait at a __syncwarp that names it.
 extern "C" __global__ void selftest_warp_stall(float* y, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;

@@ -51,6 +51,8 @@ namespace {
     try {
         w->launch->kernel->invoke(w->launch->kernel->fn, w->launch->args);
         f->state = kExited;
+        const unsigned self = (unsigned) (f - w->fibers.data());
+        w->warps[self / 32].exited |= 1u << (self % 32);
     } catch (...) {   // device code does not throw; this only keeps a C++ exception from escaping the fiber
         w->aborted = true;
         w->error = CUDA_ERROR_LAUNCH_FAILED;
@@ -113,6 +115,7 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
     // GPUs leave shared memory uninitialised: every block starts with the poison pattern (a NaN in every float
     // width), not with what the worker's previous block left there.
     memset((void*) w->shmBase, kPoisonByte, L.sharedBytes < w->shmCap ? L.sharedBytes : w->shmCap);
+    for (unsigned i = 0; i < (n + 31) / 32; i++) w->warps[i] = WarpState{nullptr, 0, 0, 0, true};
     for (unsigned i = 0; i < n; i++) {
         Fiber& f = w->fibers[i];
         f.sp = nullptr;

@@ -120,7 +120,12 @@ uint64_t shuffle(const WarpCall& c, unsigned lane, const uint64_t* values, unsig
 // Completes the call f waits at when every lane its mask names is there; true when it did.
 bool release_if_complete(Worker* w, Fiber& f) {
     const unsigned warp = index_of(w, f) / 32, mask = f.warp.mask;
-    if ((lanes_at(w, warp, f) & mask) != mask) return false;
+    WarpState& s = w->warps[warp];
+    // While the warp's parked lanes form one gathering (f's), they are the lanes at f's call site.
+    const unsigned here = s.single ? s.parked : lanes_at(w, warp, f);
+    if ((here & mask) != mask) return false;
+    s.parked &= ~mask;
+    if (s.parked == 0) s.single = true;
     uint64_t values[32];
     unsigned truths = 0;
     for (unsigned lane = 0; lane < 32; lane++) {
@@ -172,12 +177,26 @@ extern "C" __attribute__((noinline, visibility("hidden"))) uint64_t emu_warp_cal
     emu::Fiber* f = w->current;
     f->site = __builtin_return_address(0);
     f->warp = emu::WarpCall{op, mask, value, arg, width, 0};
-    char what[512] = "";
-    {   // the message's temporaries are freed before fault() drops this frame
-        std::string error = emu::arrival_error(w, *f);
-        if (!error.empty()) snprintf(what, sizeof what, "warp %u: %s", emu::index_of(w, *f) / 32, error.c_str());
+    const unsigned self = emu::index_of(w, *f), bit = 1u << (self % 32);
+    emu::WarpState& s = w->warps[self / 32];
+    // The common case, checked against the warp's masks: a well-formed mask that names the caller and no exited
+    // lane, and no lane parked elsewhere or with another mask. Anything else gets arrival_error's full checks.
+    const bool fast = s.single && (mask & bit) != 0 && (mask & ~emu::existing_lanes(w, self / 32)) == 0 &&
+                      (mask & s.exited) == 0 && (op > emu::kShflXor || width == 32) &&
+                      (s.parked == 0 || (s.site == f->site && s.mask == mask));
+    if (!fast) {
+        char what[512] = "";
+        {   // the message's temporaries are freed before fault() drops this frame
+            std::string error = emu::arrival_error(w, *f);
+            if (!error.empty()) snprintf(what, sizeof what, "warp %u: %s", self / 32, error.c_str());
+        }
+        if (what[0] != 0) emu::fault(w, CUDA_ERROR_LAUNCH_FAILED, what);
+        s.single = false;
+    } else if (s.parked == 0) {
+        s.site = f->site;
+        s.mask = mask;
     }
-    if (what[0] != 0) emu::fault(w, CUDA_ERROR_LAUNCH_FAILED, what);
+    s.parked |= bit;
     f->state = emu::kAtWarp;
     if (!emu::release_if_complete(w, *f)) emu_fiber_switch(&f->sp, w->schedSp);
     return f->warp.result;

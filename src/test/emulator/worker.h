@@ -16,6 +16,8 @@ extern "C" void emu_fiber_start(void);
 
 namespace emu {
 
+constexpr unsigned kMaxThreadsPerBlockWarps = (emu_limits::kMaxThreadsPerBlock + 31) / 32;
+
 // kWaiting: at __syncthreads; kAtWarp: at a warp intrinsic (warp.cpp), until every lane its mask names arrives.
 enum FiberState : uint8_t { kReady, kWaiting, kAtWarp, kExited, kFaulted };
 
@@ -75,6 +77,17 @@ constexpr unsigned kCacheBits = 10;
 constexpr unsigned kCacheSlots = 1u << kCacheBits;
 inline unsigned cache_slot(uintptr_t a) { return (unsigned) (((a >> 12) * 0x9e3779b97f4a7c15ull) >> (64 - kCacheBits)); }
 
+// One warp of the running block, as warp.cpp tracks it: the lanes parked at a warp intrinsic, the lanes that have
+// exited, and, while every parked lane waits at one call site with one mask (`single`), that site and mask. Then an
+// arrival is checked and counted against these masks; otherwise warp.cpp scans the warp's fibers.
+struct WarpState {
+    void* site;
+    unsigned mask;
+    unsigned parked;
+    unsigned exited;
+    bool single;
+};
+
 struct Worker {
     // Read by every access hook.
     uintptr_t shmBase = 0;                 // this thread's dynamic shared memory array
@@ -97,6 +110,7 @@ struct Worker {
     unsigned stacksReady = 0;
     std::vector<unsigned> freeStacks;      // stacks no running or waiting fiber uses
     std::vector<unsigned> order;           // the fibers' order in this barrier phase (shuffled order only)
+    WarpState warps[kMaxThreadsPerBlockWarps];
     int index = 0;
 };
 

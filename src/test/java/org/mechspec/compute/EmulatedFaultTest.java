@@ -50,6 +50,8 @@ class EmulatedFaultTest {
         "misaligned-float4, selftest_misaligned_float4, CUDA_ERROR_MISALIGNED_ADDRESS, misaligned access to 'const struct float4'",
         "warp-mask-names-exited-lane, selftest_warp_exited_lane, CUDA_ERROR_LAUNCH_FAILED, but named lane 5 has exited",
         "warp-lane-at-syncthreads, selftest_warp_stall, CUDA_ERROR_LAUNCH_FAILED, but lane 7 waits at __syncthreads",
+        "warp-masks-overlap, selftest_warp_overlapping_masks, CUDA_ERROR_LAUNCH_FAILED, with masks 0x0001ffff and 0xffff0000",
+        "warp-caller-unnamed, selftest_warp_caller_unnamed, CUDA_ERROR_LAUNCH_FAILED, 'with mask 0xfffffffe, which does not name it'",
         "async-copy-out-of-bounds, selftest_pipeline_out_of_bounds, CUDA_ERROR_ILLEGAL_ADDRESS, illegal 16-byte read",
     })
     void aFaultFailsEveryLaterCudaCallOfItsProcess(String fault, String kernel, String error, String what) throws Exception {
@@ -139,6 +141,8 @@ class EmulatedFaultTest {
                 case "warp-mask-names-exited-lane" -> cuda.launch(MODULE, "selftest_warp_exited_lane", 4, 256, 0,
                         new KernelArgs().ptr(y).i32(N));
                 case "warp-lane-at-syncthreads" -> cuda.launch(MODULE, "selftest_warp_stall", 4, 256, 0, new KernelArgs().ptr(y).i32(N));
+                case "warp-masks-overlap" -> cuda.launch(MODULE, "selftest_warp_overlapping_masks", 1, 32, 0, new KernelArgs().ptr(y).i32(N));
+                case "warp-caller-unnamed" -> cuda.launch(MODULE, "selftest_warp_caller_unnamed", 1, 32, 0, new KernelArgs().ptr(y).i32(N));
                 case "async-copy-out-of-bounds" -> cuda.launch(MODULE, "selftest_pipeline_out_of_bounds", 2, 128, 128 * 20,
                         new KernelArgs().ptr(x).i32(N / 4));
                 default -> throw new IllegalArgumentException("unknown fault " + fault);

@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Test;
  *       that share of its 28 B counts (half at d = 32, four fifths at 128); packed values,
  *       per warp {@value #VALUE_KEYS} × 32/R keys × (d·2/8 code bytes + 4 B of scale/zero per 32 channels).</li>
  *   <li>Shuffles at one warp-wide shuffle per clock per SM (32 lanes a clock): fp16, log2(R) per key and head over
- *       the 32/R keys a warp holds; packed, 7 per 4 keys and head (the reduce-scatter over the channels and the
- *       score to its lane) plus one per key and head over 32/R (the score to its team). A call takes
+ *       the 32/R keys a warp holds; packed, 20 per 4 keys × 4 heads (one reduce-scatter over the channels of every
+ *       held head's 4 sums, 16, and each head's scores to their lanes, 4) plus one per key and head over 32/R (the
+ *       score to its team). A call takes
  *       max(memory time, shuffle time); the code extraction, exps and multiply-adds are not modelled.</li>
  *   <li>Bytes per call: the pn-mix cache's element costs at long L (keys 2 bits average (half 3-bit, half 1-bit) plus
  *       {@value #KEY_METADATA_BYTES} B of metadata per channel and group of 128 tokens, values 2 bits + 4 B per 32
@@ -105,7 +106,7 @@ class DecodeRooflineModelTest {
                     double fp16Time = Math.max(fp16Memory, fp16Shuffles);
                     rows.add(new Row(g.name(), s.name(), L, "fp16", grid, perSm, fp16InFlight, fp16InFlight, needed,
                             fp16Bytes / fp16Time / g.peakBytesPerSecond(), fp16Time * 1e6,
-                            fp16Memory >= fp16Shuffles ? "HBM" : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", fp16Memory * 1e6)));
+                            fp16Memory >= fp16Shuffles ? memoryBound(fp16InFlight, fp16InFlight, needed) : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", fp16Memory * 1e6)));
                     // packed keys: a lane a channel, its 16-byte code word and the next channel's 12 bytes of
                     // metadata (d/32 + 1 latencies for a lane's d/32 channels); values: VALUE_KEYS keys a team.
                     int lanesChannels = (d + 31) / 32;
@@ -115,16 +116,22 @@ class DecodeRooflineModelTest {
                     double valueBytes = elements * 0.375;
                     double packedMemory = phase(keyBytes * passes, keyInFlight, g, latency)
                             + phase(valueBytes * passes, valueInFlight, g, latency);
-                    double packedShuffles = keyHeads * (7.0 / 4 + 1.0 / keysPerWarp) / clock;
+                    // Keys: one reduce-scatter of 4 tokens × 4 heads (16 shuffles) and 4 to the tokens' lanes.
+                    double packedShuffles = keyHeads * ((16.0 + 4) / 16 + 1.0 / keysPerWarp) / clock;
                     double packedTime = Math.max(packedMemory, packedShuffles);
                     rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSmPacked, keyInFlight, valueInFlight, needed,
                             (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6,
-                            packedMemory >= packedShuffles ? "latency (keys, values in flight)"
+                            packedMemory >= packedShuffles ? memoryBound(keyInFlight, valueInFlight, needed)
                                     : String.format(Locale.ROOT, "shuffles (HBM alone %.1f µs)", packedMemory * 1e6)));
                 }
             }
         }
         return rows;
+    }
+
+    /** What bounds a call whose memory time exceeds its shuffle time: the peak, or too few bytes in flight. */
+    static String memoryBound(double keysInFlight, double valuesInFlight, double needed) {
+        return Math.min(keysInFlight, valuesInFlight) >= needed ? "HBM" : "latency (bytes in flight)";
     }
 
     /** Seconds to move {@code bytes} with {@code inFlightPerSm} bytes in flight per SM, at most at peak. */
