@@ -17,6 +17,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,6 +31,7 @@ import org.junit.jupiter.params.provider.FieldSource;
  * the figure that shows it.
  */
 @Tag("worker")
+@Order(Integer.MAX_VALUE) // last (junit-platform.properties): its runs take two cores, which CI's emulated pass has given back by then
 class WorkerVerdictsTest {
     private static final Path CLIENT = Path.of("src/main/worker/python").toAbsolutePath();
     private static final Path REJECTED = Path.of("src/test/worker").toAbsolutePath();
