@@ -17,16 +17,16 @@
 //     log2(R)-step __shfl_xor_sync sum inside the team, and every lane of every team is busy.
 //   - Keys of a quantized group are channel-major bit streams, so there a lane holds a channel (channels lane,
 //     lane + 32, ...): 4 tokens at a time it reads the 16-byte code word that holds their codes, dequantizes them
-//     and adds q·k per head; a warp reduce-scatter sums over the channels and leaves token τ's score in lane τ of
-//     the window's 32-token block; the value teams take the scores from there by shuffle.
+//     and adds q·k per head; one warp reduce-scatter sums over the channels for every held head and leaves token
+//     τ's score in lane τ of the window's 32-token block; the value teams take the scores from there by shuffle.
 //   - Per key one exp per head: a larger score rescales the running state, a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
-//     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per query head,
-//     the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
-// Pass 2, decode_combine: one warp per query head (blocks of 32 threads) merges its chunks: lanes take chunks k, k + 32, ...; M = max m
-//   and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by __shfl_sync to the lanes, which own
-//   the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed orders throughout, no atomics: a rerun
-//   gives the same bits.
+//     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
+//     query head, the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
+// Pass 2, decode_combine: one warp per query head (blocks of 32 threads) merges its chunks: lanes take chunks k,
+//   k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by __shfl_sync
+//   to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed orders throughout,
+//   no atomics: a rerun gives the same bits.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
 // no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
 // Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
@@ -40,15 +40,15 @@
 //     lane and key, K and V; else (head dim or channels not a multiple of 8) 2-byte loads.
 //   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: per lane (a
 //     channel) and 4 tokens the 16-byte word that holds their codes (and the next word's first 4 bytes when they run
-//     into it); the channel's bit width, stream offset and scale/zero as coalesced 4-byte loads.
+//     into it); the channel's bit width, stream offset and scale/zero as coalesced 4-byte loads, one channel ahead.
 //   packed values [group][token][valueGroup][vgBytes]: the lane's 8 channels as one 32-bit code word (b in 1, 2, 4,
 //     a value group of whole words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used;
 //     else one code a channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
 // (DecodeKernelCodeTest checks the PTX).
-// Not yet done: a channel's code word waits for its metadata (two latencies a chain), and a team has VALUE_KEYS(T)
-// value keys in flight; DecodeRooflineModelTest's model puts the packed kernel at half of peak, and a GPU must
-// measure it.
+// Not yet measured on a GPU. DecodeRooflineModelTest's model puts the packed kernel for a 32-query / 8-KV × 128 layer
+// at 32k tokens at 72% of an H200's peak (bound by its shuffles, then by bytes in flight), and at d = 32 it is
+// shuffle-bound: the channel reduction costs the same there for a quarter of the work.
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 

@@ -188,8 +188,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * Which chunk kernel reads the cache ("packed" or "fp16"); blocks of the chunk kernel ({@code splits}, KV heads ×
-     * chunks), keys per block and per tile (a chunk's unit; a warp takes windows of up to 32 keys); the device bytes the cache takes; and what one call moves
-     * through global memory ({@link DecodeTraffic}: raw bytes and the bytes of the 32-byte sectors it touches).
+     * chunks), keys per block and per tile (a chunk's unit; a warp takes windows of up to 32 keys); the device bytes
+     * the cache takes; and what one call moves through global memory ({@link DecodeTraffic}: raw bytes and the bytes
+     * of the 32-byte sectors it touches).
      */
     public record Launch(String cacheKernel, int splits, int chunkKeys, int tileKeys, long cacheDeviceBytes, long rawBytesPerCall,
                          long sectorBytesPerCall) {

@@ -9,7 +9,8 @@ import org.mechspec.compute.OneBitLevels;
 
 /**
  * Shapes that do not fit are refused, each on its own: a pair mask of another pair count than the head has, a
- * missing layout or 1-bit level rule, a random mask of the right head count but the wrong pair count.
+ * missing layout or 1-bit level rule, a random mask of the right head count but the wrong pair count, a head dim the
+ * split-K decode kernel cannot hold.
  */
 @Tag("pn-mix")
 class PnMixShapeGuardsTest {
@@ -34,6 +35,15 @@ class PnMixShapeGuardsTest {
         // headDim 10 has 5 pairs: pair 4 of head 0 would read head 1's first flag.
         assertThatThrownBy(() -> m.channelBits(10, PairLayout.ADJACENT, 3, 1)).isInstanceOf(IllegalArgumentException.class)
                 .hasMessage("a mask of 4 pairs per head does not fit headDim 10");
+    }
+
+    @Test
+    void aHeadDimBeyondTheDecodeKernelsIsRefusedBeforeAnyDeviceWork() {
+        int d = CudaSplitKDecode.MAX_HEAD_DIM + 8;
+        PackedKvCache cache = PackedKvCache.fp16(1, d, 1, new byte[2 * d], new byte[2 * d]);
+        // No backend is needed: the shape is refused before the cache is uploaded.
+        assertThatThrownBy(() -> CudaSplitKDecode.upload(null, cache, 1, true)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("head dim 264 exceeds the split-K decode kernel's 256 (8 channels a lane, at most 32 lanes a key)");
     }
 
     private static PnMixConfig config(PairLayout layout, OneBitLevels levels) {
