@@ -16,7 +16,7 @@ extern "C" void emu_fiber_start(void);
 
 namespace emu {
 
-constexpr unsigned kMaxThreadsPerBlockWarps = (emu_limits::kMaxThreadsPerBlock + 31) / 32;
+constexpr unsigned kMaxWarpsPerBlock = (emu_limits::kMaxThreadsPerBlock + 31) / 32;
 
 // kWaiting: at __syncthreads; kAtWarp: at a warp intrinsic (warp.cpp), until every lane its mask names arrives.
 enum FiberState : uint8_t { kReady, kWaiting, kAtWarp, kExited, kFaulted };
@@ -110,7 +110,7 @@ struct Worker {
     unsigned stacksReady = 0;
     std::vector<unsigned> freeStacks;      // stacks no running or waiting fiber uses
     std::vector<unsigned> order;           // the fibers' order in this barrier phase (shuffled order only)
-    WarpState warps[kMaxThreadsPerBlockWarps];
+    WarpState warps[kMaxWarpsPerBlock];
     int index = 0;
 };
 
