@@ -134,15 +134,6 @@ __device__ __forceinline__ void widen(const Words4& x, T* out) {
     }
 }
 
-// Element k (uniform across the warp, 0..7) of a lane's slice, by selects: the slice stays in registers.
-template <typename T>
-__device__ __forceinline__ T pick8(const T* v, int k) {
-    T x = v[0];
-#pragma unroll
-    for (int i = 1; i < VEC; i++) x = k == i ? v[i] : x;
-    return x;
-}
-
 // The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads.
 template <typename T, int HB>
 struct Online {
@@ -394,12 +385,13 @@ __device__ __forceinline__ T reduce_scatter(T (&v)[N], int lane) {
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
-// e = j0's place in it). Keys, a lane a channel: lane l takes channels l, l + 32, ... and, 8 tokens at a time,
-// reads the 16-byte word of each channel's stream that holds those 8 codes (and the next word when they run on),
-// dequantizes them (zero + code·step, as the CPU twin) and adds q·k per head for the 8 tokens; reduce_scatter8 sums
-// over the channels, and block token τ's scores land in lane τ. The channel's bit width, scale/zero and stream
-// offset are coalesced 4-byte loads, the query element a shared-memory read. Then the teams take the keys as in
-// rows_window, each score by shuffle from the lane that holds it.
+// e = j0's place in it). Keys, a lane a channel: lane l takes channels l, l + 32, ... and, SLICE tokens at a time,
+// reads the 16-byte word of each channel's stream that holds those codes (and the next word's first 4 bytes when
+// they run on), dequantizes them (zero + code·step, as the CPU twin) and adds q·k per held head; one
+// reduce_scatter sums over the channels for every held head, and block token τ's scores land in lane τ. The
+// channel's bit width, scale/zero and stream offset are coalesced 4-byte loads one channel ahead, the query
+// element a shared-memory read. Then the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a
+// time, each score by shuffle from the lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
                                              const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
@@ -468,41 +460,41 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.
     constexpr int VK = VALUE_KEYS(T);
     for (int i0 = 0; i0 < n; i0 += VK * a.P) {
-    unsigned int codes[VK], metas[VK];
+        unsigned int codes[VK], metas[VK];
 #pragma unroll
-    for (int v = 0; v < VK; v++) {
-        int t = i0 + v * a.P + a.team;
-        codes[v] = metas[v] = 0;
-        if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
-    }
-#pragma unroll
-    for (int v = 0; v < VK; v++) {
-        int i = i0 + v * a.P;
-        if (i >= n) break;   // the same in every lane: the shuffles meet
-        int t = i + a.team;
-        bool valid = t < n;
-        unsigned int code = codes[v], meta = metas[v];
-        T s[HB];
-#pragma unroll
-        for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * scale;
-        if (valid && !a.wordPath) {
-            T p[HB];
-            st.rescale(s, p, hb);
-            R.value_codes<T, HB>(st, p, seg, j0 + t, d, a);   // the slow path, code by code
-        } else if (valid) {
-            T vx[VEC];
-            {
-                T zero = (T) half_hi(meta), step = (T) half_lo(meta);
-                unsigned int mask = (1u << K.valueBits) - 1u;
-#pragma unroll
-                for (int k = 0; k < VEC; k++) {
-                    vx[k] = zero + (T) (int) (code & mask) * step;
-                    code >>= K.valueBits;
-                }
-            }
-            st.add(s, vx, hb);
+        for (int v = 0; v < VK; v++) {
+            int t = i0 + v * a.P + a.team;
+            codes[v] = metas[v] = 0;
+            if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
         }
-    }
+#pragma unroll
+        for (int v = 0; v < VK; v++) {
+            int i = i0 + v * a.P;
+            if (i >= n) break;   // the same in every lane: the shuffles meet
+            int t = i + a.team;
+            bool valid = t < n;
+            unsigned int code = codes[v], meta = metas[v];
+            T s[HB];
+#pragma unroll
+            for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * scale;
+            if (valid && !a.wordPath) {
+                T p[HB];
+                st.rescale(s, p, hb);
+                R.value_codes<T, HB>(st, p, seg, j0 + t, d, a);   // the slow path, code by code
+            } else if (valid) {
+                T vx[VEC];
+                {
+                    T zero = (T) half_hi(meta), step = (T) half_lo(meta);
+                    unsigned int mask = (1u << K.valueBits) - 1u;
+#pragma unroll
+                    for (int k = 0; k < VEC; k++) {
+                        vx[k] = zero + (T) (int) (code & mask) * step;
+                        code >>= K.valueBits;
+                    }
+                }
+                st.add(s, vx, hb);
+            }
+        }
     }
 }
 

@@ -31,7 +31,8 @@ import org.junit.jupiter.params.provider.FieldSource;
  * the figure that shows it.
  */
 @Tag("worker")
-@Order(Integer.MAX_VALUE) // last (junit-platform.properties): its runs take two cores, which CI's emulated pass has given back by then
+// Last (junit-platform.properties): its runs take two cores, which CI's emulated pass has given back by then.
+@Order(Integer.MAX_VALUE)
 class WorkerVerdictsTest {
     private static final Path CLIENT = Path.of("src/main/worker/python").toAbsolutePath();
     private static final Path REJECTED = Path.of("src/test/worker").toAbsolutePath();
@@ -65,7 +66,7 @@ class WorkerVerdictsTest {
     private record Run(ChildMain result, Path out) {
     }
 
-    /** Every seed-42 run the tests judge starts now, two at a time, whichever test asks for it first. */
+    /** Every seed-42 run the tests judge starts now, two at a time; each test waits for its own. */
     @BeforeAll
     static void startTheSeed42Runs() {
         runner = Executors.newFixedThreadPool(2);

@@ -51,6 +51,8 @@ class DecodeRooflineModelTest {
     static final int KEY_METADATA_BYTES = 12;
     /** Packed values each team has in flight in fp32 (VALUE_KEYS in pnmix_decode.cu). */
     static final int VALUE_KEYS = 8;
+    /** Tokens a lane scores at a time in a quantized group (SLICE in pnmix_decode.cu). */
+    static final int SLICE = 4;
     static final double SHUFFLES_PER_CLOCK = 1;
     static final int SM_SHARED = 228 * 1024;
     static final int THREADS = CudaSplitKDecode.THREADS;
@@ -116,8 +118,13 @@ class DecodeRooflineModelTest {
                     double valueBytes = elements * 0.375;
                     double packedMemory = phase(keyBytes * passes, keyInFlight, g, latency)
                             + phase(valueBytes * passes, valueInFlight, g, latency);
-                    // Keys: one reduce-scatter of 4 tokens × 4 heads (16 shuffles) and 4 to the tokens' lanes.
-                    double packedShuffles = keyHeads * ((16.0 + 4) / 16 + 1.0 / keysPerWarp) / clock;
+                    // Keys: one reduce-scatter of SLICE tokens × held heads (N values: N − 1 halving shuffles, then
+                    // xor sums over the 5 − log2 N remaining offsets) and one shuffle a head to the tokens' lanes.
+                    // (The kernel reduces and hands round all HB = headsHeld heads, whichever of them a pass holds.)
+                    int hb = CudaSplitKDecode.headsHeld(4);
+                    int values = hb * SLICE;
+                    double slice = values - 1 + (5 - Integer.numberOfTrailingZeros(values)) + hb;
+                    double packedShuffles = keyHeads * (slice / (Math.min(gq, hb) * SLICE) + 1.0 / keysPerWarp) / clock;
                     double packedTime = Math.max(packedMemory, packedShuffles);
                     rows.add(new Row(g.name(), s.name(), L, "packed", grid, perSmPacked, keyInFlight, valueInFlight, needed,
                             (keyBytes + valueBytes) / packedTime / g.peakBytesPerSecond(), packedTime * 1e6,
@@ -138,6 +145,16 @@ class DecodeRooflineModelTest {
     static double phase(double bytes, double inFlightPerSm, Gpu g, double latency) {
         double rate = Math.min(g.peakBytesPerSecond(), inFlightPerSm * g.sms() / latency);
         return bytes / rate;
+    }
+
+    /** The model's kernel constants are the kernel's: a change to pnmix_decode.cu's defines fails here first. */
+    @Test
+    void theModelsConstantsAreTheKernelsDefines() throws java.io.IOException {
+        String cu = java.nio.file.Files.readString(java.nio.file.Path.of("src/main/cuda/pnmix_decode.cu"));
+        assertThat(cu).contains("#define VALUE_KEYS(T) (sizeof(T) == 4 ? " + VALUE_KEYS + " :")
+                .containsPattern("#define SLICE " + SLICE + "\\b")
+                .containsPattern("#define HEADS_F32 " + CudaSplitKDecode.headsHeld(4) + "\\b")
+                .containsPattern("#define WARPS " + THREADS / 32 + "\\b");
     }
 
     @Test
