@@ -133,8 +133,9 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
     const Fiber* exited = nullptr;   // the first thread of the block that finished
     // Each barrier phase runs every live fiber, in thread order (reversed, or freshly shuffled for each phase), up
     // to its next __syncthreads or its end. A fiber that stops at a warp intrinsic waits there until the lanes its
-    // mask names have all arrived (warp.cpp releases them, as ready); passes over the order repeat until no fiber
-    // is ready, so a phase ends with every live fiber at __syncthreads or stuck at a warp intrinsic.
+    // mask names have all arrived (warp.cpp releases them, as ready); passes over the order repeat while a pass
+    // released lanes (only a release makes a fiber ready mid-phase), so a phase ends with every live fiber at
+    // __syncthreads or stuck at a warp intrinsic.
     for (uint64_t phase = 0;; phase++) {
         if (order == ThreadOrder::kShuffle) {
             shuffled_indices(w->order, n, mix64(mix64(config().shuffleSeed, L.number), mix64(linear, phase)));
@@ -142,13 +143,12 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
         for (unsigned i = 0; i < n; i++) {
             if (w->fibers[i].state == kWaiting) w->fibers[i].state = kReady;
         }
-        for (bool ran = true; ran;) {
-            ran = false;
+        do {
+            w->released = false;
             for (unsigned k = 0; k < n; k++) {
                 unsigned i = order == ThreadOrder::kForward ? k : order == ThreadOrder::kReverse ? n - 1 - k : w->order[k];
                 Fiber& f = w->fibers[i];
                 if (f.state != kReady) continue;
-                ran = true;
                 if (f.sp == nullptr) {
                     f.stack = w->freeStacks.back();
                     w->freeStacks.pop_back();
@@ -164,7 +164,7 @@ bool run_block(Worker* w, Launch& L, uint64_t linear) {
                     if (exited == nullptr) exited = &f;
                 }
             }
-        }
+        } while (w->released);
         const Fiber* waiting = nullptr;     // the first, in this phase's order, at the barrier
         const Fiber* elsewhere = nullptr;   // one at another barrier
         for (unsigned k = 0; k < n; k++) {

@@ -50,13 +50,32 @@ private:
     unsigned half_ = 0;
 };
 
-// order = a uniformly shuffled 0..n-1 (Fisher-Yates driven by a counter-mode hash of key).
+// order = a uniformly shuffled 0..n-1: Fisher-Yates, each draw a 32-bit half of a counter-mode hash of key, taken
+// into [0, i) by Lemire's multiply-shift with rejection (exactly uniform; a division only when a draw lands in the
+// rejection zone). The block scheduler reshuffles at every barrier, so this runs once per thread per phase.
 inline void shuffled_indices(std::vector<unsigned>& order, unsigned n, uint64_t key) {
     order.resize(n);
     for (unsigned i = 0; i < n; i++) order[i] = i;
+    uint64_t counter = 0, bits = 0;
+    unsigned left = 0;   // unused 32-bit halves in bits
+    auto draw = [&]() -> uint32_t {
+        if (left == 0) {
+            bits = mix64(key, counter++);
+            left = 2;
+        }
+        left--;
+        uint32_t r = (uint32_t) bits;
+        bits >>= 32;
+        return r;
+    };
     for (unsigned i = n; i > 1; i--) {
-        unsigned j = (unsigned) (mix64(key, i) % i);
-        unsigned t = order[i - 1];
+        uint64_t m = (uint64_t) draw() * i;
+        if ((uint32_t) m < i) {
+            const uint32_t zone = (uint32_t) -i % i;   // 2^32 mod i: the low products to reject
+            while ((uint32_t) m < zone) m = (uint64_t) draw() * i;
+        }
+        const unsigned j = (unsigned) (m >> 32);
+        const unsigned t = order[i - 1];
         order[i - 1] = order[j];
         order[j] = t;
     }

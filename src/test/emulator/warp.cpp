@@ -126,6 +126,7 @@ bool release_if_complete(Worker* w, Fiber& f) {
     if ((here & mask) != mask) return false;
     s.parked &= ~mask;
     if (s.parked == 0) s.single = true;
+    w->released = true;
     uint64_t values[32];
     unsigned truths = 0;
     for (unsigned lane = 0; lane < 32; lane++) {

@@ -102,6 +102,7 @@ struct Worker {
     Fiber* current = nullptr;              // the running fiber, null in the scheduler
     void* schedSp = nullptr;               // the scheduler's context while a fiber runs
     bool aborted = false;
+    bool released = false;                 // warp.cpp made parked lanes ready during the scheduler's pass
     CUresult error = CUDA_SUCCESS;
     std::string message;
     // Fibers and their stacks.
