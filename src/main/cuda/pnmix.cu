@@ -209,10 +209,12 @@ extern "C" __global__ void dequantize_per_token(const unsigned char* packed, con
 
 #include "reductions.cuh"
 
-// One block per query row (h, i); blockDim a power of two; scores (the logits) live in global memory
-// [Hq][Tq][keyLen], so the key count is not bounded by shared memory. Keys a row may not see get -inf.
+// One block per query row (h, i); blockDim a power of two; the logits (scores) and the softmax weights live in global
+// memory [Hq][Tq][keyLen], so the key count is not bounded by shared memory. Each weight exp(s - m) / denom is computed
+// once per key and read by every output channel. Keys a row may not see get logit -inf.
 template <typename T>
-__device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scores, const int* dims, T scale) {
+__device__ void packed_attention_row(const Cache K, const T* q, T* out, T* scores, T* weights, const int* dims,
+                                     T scale) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     T* scratch = reinterpret_cast<T*>(smem_raw);
     int Hq = dims[0], Tq = dims[2], L = dims[3], d = dims[4], causal = dims[5];
@@ -223,6 +225,7 @@ __device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scor
     int last = causal ? i + (L - Tq) : L - 1;
     const T* qrow = q + (long) row * d;
     T* srow = scores + (long) row * L;
+    T* wrow = weights + (long) row * L;
 
     T localMax = -INFINITY;
     for (int j = threadIdx.x; j < L; j += blockDim.x) {
@@ -240,12 +243,18 @@ __device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scor
     __syncthreads();   // every score of the row is in global memory before anyone reads it back
 
     T localSum = 0;
-    for (int j = threadIdx.x; j <= last; j += blockDim.x) localSum += exp_t<T>(srow[j] - m);
+    for (int j = threadIdx.x; j <= last; j += blockDim.x) {
+        T e = exp_t<T>(srow[j] - m);
+        wrow[j] = e;
+        localSum += e;
+    }
     T denom = block_reduce<T, false>(localSum, scratch);
+    for (int j = threadIdx.x; j <= last; j += blockDim.x) wrow[j] = wrow[j] / denom;   // the thread's own keys
+    __syncthreads();   // every weight is in global memory before any channel reads them all
 
     for (int c = threadIdx.x; c < d; c += blockDim.x) {
         T acc = 0;
-        for (int j = 0; j <= last; j++) acc += (exp_t<T>(srow[j] - m) / denom) * element<T>(K, j, kvh, c, false);
+        for (int j = 0; j <= last; j++) acc += wrow[j] * element<T>(K, j, kvh, c, false);
         out[(long) row * d + c] = acc;
     }
 }
@@ -257,10 +266,10 @@ __device__ void packed_attention_row(const Cache& K, const T* q, T* out, T* scor
                                     const unsigned char* keyCodes, const unsigned char* keyMeta,               \
                                     const int* keyBits, const int* keyOffsets,                                 \
                                     const unsigned char* valueCodes, const unsigned char* valueMeta,           \
-                                    const int* dims, const T* q, T* out, T* scores, T scale) {                 \
+                                    const int* dims, const T* q, T* out, T* scores, T* weights, T scale) {     \
         Cache K = make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,     \
                              valueMeta, dims);                                                                 \
-        packed_attention_row<T>(K, q, out, scores, dims, scale);                                               \
+        packed_attention_row<T>(K, q, out, scores, weights, dims, scale);                                      \
     }
 
 PACKED_ATTENTION_KERNEL(packed_attention_f64, double)

@@ -199,10 +199,12 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CudaSlice dq = s.upload(Role.QUERY, q);
             CudaSlice dOut = s.poisoned(Role.OUTPUT, 8L * out.length, Sizeof.DOUBLE);
             CudaSlice dScores = s.poisoned(Role.LOGITS, 8L * logits.length, Sizeof.DOUBLE);
-            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes());
+            CudaSlice dWeights = s.poisoned(Role.WEIGHTS, 8L * logits.length, Sizeof.DOUBLE);
+            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes() + dWeights.bytes());
             dq.into(args);
             dOut.into(args);
             dScores.into(args);
+            dWeights.into(args);
             launchAttention("packed_attention_f64", rows, args.f64(1.0 / Math.sqrt(cache.headDim())), Sizeof.DOUBLE);
             s.download(out, dOut);
             if (withLogits) {
@@ -226,10 +228,12 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
             CudaSlice dq = s.upload(Role.QUERY, q);
             CudaSlice dOut = s.poisoned(Role.OUTPUT, 4L * out.length, Sizeof.FLOAT);
             CudaSlice dScores = s.poisoned(Role.LOGITS, 4L * rows * cache.length(), Sizeof.FLOAT);
-            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes());
+            CudaSlice dWeights = s.poisoned(Role.WEIGHTS, 4L * rows * cache.length(), Sizeof.FLOAT);
+            held(c.bytes() + dq.bytes() + dOut.bytes() + dScores.bytes() + dWeights.bytes());
             dq.into(args);
             dOut.into(args);
             dScores.into(args);
+            dWeights.into(args);
             launchAttention("packed_attention_f32", rows, args.f32((float) (1.0 / Math.sqrt(cache.headDim()))), Sizeof.FLOAT);
             s.download(out, dOut);
             return null;

@@ -16,7 +16,7 @@ import org.mechspec.compute.CudaBackend;
  * writes past them still faults on the emulated driver, as when each call allocated its buffers at their exact size.
  */
 final class CudaScratch implements AutoCloseable {
-    enum Role { RESIDUAL_KEYS, RESIDUAL_VALUES, DIMS, QUERY, OUTPUT, LOGITS }
+    enum Role { RESIDUAL_KEYS, RESIDUAL_VALUES, DIMS, QUERY, OUTPUT, LOGITS, WEIGHTS }
 
     private static final long SMALLEST = 256;
 
