@@ -13,7 +13,8 @@ import org.mechspec.compute.KernelArgs;
  * host, so a kernel that skipped a row fails the guard or the differential contract.
  */
 public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
-    private static final int DENSE_THREADS = 128;
+    /** The most threads a dense block takes (a row of a long sequence); a short row takes fewer, see {@link #denseThreads}. */
+    private static final int MAX_DENSE_THREADS = 128;
     /** oal.cu's OAL_MAX_SIDE: the length of [1, z] for the most groups a shape allows. */
     private static final int MAX_SIDE = QuadraticAttentionShape.MAX_GROUPS + 1;
     /** A warp's width: the recurrent kernel gets one thread per value column, rounded up to whole warps. */
@@ -107,6 +108,19 @@ public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAtte
         }
     }
 
+    /**
+     * Threads of a dense block: one per key of the row and per channel of the head, a power of two (the reduction's
+     * tree) from a warp to {@value #MAX_DENSE_THREADS}. The count fixes the tree, so a shape's bits do not depend on
+     * the device. Threads past both counts would only wait at every barrier of the reduction.
+     */
+    static int denseThreads(QuadraticAttentionShape s) {
+        int threads = WARP;
+        while (threads < MAX_DENSE_THREADS && threads < Math.max(s.seqLen(), s.headDim())) {
+            threads *= 2;
+        }
+        return threads;
+    }
+
     private static long stateElements(QuadraticAttentionShape s) {
         return (long) s.batch() * s.heads() * s.stateFeatures() * (s.headDim() + 1);
     }
@@ -122,12 +136,13 @@ public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAtte
         scalars.apply(args);
         if (state == null) {
             // The similarity row, the reduction scratch and the scaled query, then each group's members and starts.
-            long shared = (long) (s.seqLen() + DENSE_THREADS + s.headDim()) * elementBytes + (long) (s.headDim() + MAX_SIDE) * Sizeof.INT;
+            int threads = denseThreads(s);
+            long shared = (long) (s.seqLen() + threads + s.headDim()) * elementBytes + (long) (s.headDim() + MAX_SIDE) * Sizeof.INT;
             if (shared > MAX_SHARED_BYTES) {
                 throw new IllegalArgumentException("seqLen " + s.seqLen() + " and headDim " + s.headDim()
                         + " exceed the dense OAL kernel's shared-memory row buffer (" + MAX_SHARED_BYTES + " bytes)");
             }
-            cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), DENSE_THREADS, (int) shared, args);
+            cuda.launch("oal", kernel, s.batch() * s.seqLen() * s.heads(), threads, (int) shared, args);
         } else {
             // One thread per column of [v, 1] (headDim + 1 of them): 64 threads left column 65 of a 64-dim head to a
             // second, one-thread pass. Each column's sums run in its own thread, so the count changes no result.
