@@ -4,7 +4,8 @@
 # usage: build-kernels.sh OUT_DIR SRC_DIR [NVCC [RECORD]]
 #
 # Images: SASS for every data-centre and desktop architecture since Ampere that this nvcc supports, plus PTX of
-# the oldest one, so a newer GPU JIT-compiles it. Uncompressed (-no-compress), so that the emulated driver
+# the oldest one, so a newer GPU JIT-compiles it. sm_86 and sm_89 are compiled from compute_80, whose features are
+# all the kernels use: one front-end pass (cicc) for the three Ampere/Ada images instead of three. Uncompressed (-no-compress), so that the emulated driver
 # (src/test/emulator) can read the PTX entries out of the same file.
 #
 # FMA contraction stays on (nvcc's default, --fmad=true): only plain `a * b + c` in the attention accumulations
@@ -38,7 +39,11 @@ archs=""
 supported=$("$nvcc" --list-gpu-code)
 for sm in sm_80 sm_86 sm_89 sm_90 sm_100 sm_120; do
     if grep -qx "$sm" <<<"$supported"; then
-        archs="$archs -gencode arch=compute_${sm#sm_},code=$sm"
+        case $sm in
+            sm_86 | sm_89) virtual=compute_80 ;;
+            *) virtual=compute_${sm#sm_} ;;
+        esac
+        archs="$archs -gencode arch=$virtual,code=$sm"
     fi
 done
 flags="-fatbin -no-compress -lineinfo -std=c++17 --threads 0$archs -gencode arch=compute_80,code=compute_80"
