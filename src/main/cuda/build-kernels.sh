@@ -5,8 +5,8 @@
 #
 # Images: SASS for every data-centre and desktop architecture since Ampere that this nvcc supports, plus PTX of
 # the oldest one, so a newer GPU JIT-compiles it. sm_86 and sm_89 are compiled from compute_80, whose features are
-# all the kernels use: one front-end pass (cicc) for the three Ampere/Ada images instead of three. Uncompressed (-no-compress), so that the emulated driver
-# (src/test/emulator) can read the PTX entries out of the same file.
+# all the kernels use: one front-end pass (cicc) for the three Ampere/Ada images instead of three. Uncompressed
+# (-no-compress), so that the emulated driver (src/test/emulator) can read the PTX entries out of the same file.
 #
 # FMA contraction stays on (nvcc's default, --fmad=true): only plain `a * b + c` in the attention accumulations
 # (attention.cu, pnmix.cu packed_attention_*, pnmix_decode.cu, oal.cu) may contract. Those are judged by the FlashAttention rule,

@@ -13,7 +13,7 @@ import org.mechspec.compute.KernelArgs;
  * host, so a kernel that skipped a row fails the guard or the differential contract.
  */
 public final class CudaGroupedQuadraticAttention implements GroupedQuadraticAttentionOps {
-    /** The most threads a dense block takes (a row of a long sequence); a short row takes fewer, see {@link #denseThreads}. */
+    /** The most threads a dense block takes (a long row); a short row takes fewer ({@link #denseThreads}). */
     private static final int MAX_DENSE_THREADS = 128;
     /** oal.cu's OAL_MAX_SIDE: the length of [1, z] for the most groups a shape allows. */
     private static final int MAX_SIDE = QuadraticAttentionShape.MAX_GROUPS + 1;
