@@ -2,7 +2,6 @@ package org.mechspec.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -362,19 +361,10 @@ final class ArtifactValidator {
 
     /** The paper's reference artifact, from the classpath (fixtures/seeds/ is built into the jar) or the file system. */
     static JsonNode seedLayout(Manifest manifest) {
-        String name = manifest.seedArtifact();
-        String resource = name.startsWith("fixtures/") ? name : "fixtures/seeds/" + name;
-        try (InputStream in = ArtifactValidator.class.getClassLoader().getResourceAsStream(resource)) {
-            if (in != null) {
-                return ArtifactFile.JSON.readTree(new String(in.readAllBytes(), StandardCharsets.UTF_8));
-            }
-            Path file = Path.of(name);
-            if (Files.isRegularFile(file)) {
-                return ArtifactFile.JSON.readTree(Files.readString(file));
-            }
+        try {
+            return ArtifactFile.JSON.readTree(ManifestLoader.seedArtifactText(manifest));
         } catch (IOException e) {
-            throw new InputException(manifest.file() + ": seed_artifact " + name + " is unreadable: " + e.getMessage());
+            throw new InputException(manifest.file() + ": seed_artifact " + manifest.seedArtifact() + " is unreadable: " + e.getMessage());
         }
-        throw new InputException(manifest.file() + ": seed_artifact " + name + " is neither on the classpath nor a file");
     }
 }

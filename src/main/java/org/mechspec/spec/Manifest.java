@@ -56,8 +56,11 @@ public record Manifest(
         return out;
     }
 
-    /** A declared check; {@code threshold} is NaN when the check is a plain yes/no. */
-    public record Check(String name, double threshold, String description) {
+    /**
+     * A declared check; {@code threshold} is NaN when the check is a plain yes/no; {@code regimes} names the kinds of
+     * input its property half draws (empty when it declares none), for the report's description.
+     */
+    public record Check(String name, double threshold, String description, List<String> regimes) {
     }
 
     /** A declared metric and the drift tolerated against the committed reference: |a−b| ≤ abs + rel·|b|. */

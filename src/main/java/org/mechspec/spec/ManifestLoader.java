@@ -159,7 +159,8 @@ public final class ManifestLoader {
             String at = "checks[" + i + "]";
             String name = f.string(c, "name", at);
             double threshold = c.has("threshold") ? f.number(c, "threshold", at) : Double.NaN;
-            if (checks.put(name, new Manifest.Check(name, threshold, f.string(c, "description", at))) != null) {
+            List<String> regimes = c.has("regimes") ? f.strings(c, "regimes") : List.of();
+            if (checks.put(name, new Manifest.Check(name, threshold, f.string(c, "description", at), regimes)) != null) {
                 throw new ManifestException(file + ": field '" + at + ".name' repeats check '" + name + "'");
             }
         }
@@ -360,5 +361,26 @@ public final class ManifestLoader {
         private static String path(String at, String field) {
             return at.isEmpty() ? field : at + "." + field;
         }
+    }
+
+    /**
+     * The text of the paper's reference artifact ({@code seed_artifact}): from the classpath, where the build and the
+     * bundle carry {@code fixtures/seeds/}, else as a file; never found through the working folder alone, so a run
+     * started anywhere reads the same file. Throws naming both places when it is in neither.
+     */
+    public static String seedArtifactText(Manifest manifest) throws IOException {
+        String name = manifest.seedArtifact();
+        String resource = name.startsWith("fixtures/") ? name : "fixtures/seeds/" + name;
+        try (InputStream in = ManifestLoader.class.getClassLoader().getResourceAsStream(resource)) {
+            if (in != null) {
+                return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+            }
+        }
+        Path file = Path.of(name);
+        if (Files.isRegularFile(file)) {
+            return Files.readString(file);
+        }
+        throw new java.io.FileNotFoundException(manifest.file() + ": seed_artifact " + name + " is neither on the classpath (" + resource
+                + ") nor a file");
     }
 }

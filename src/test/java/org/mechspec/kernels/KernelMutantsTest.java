@@ -2,6 +2,7 @@ package org.mechspec.kernels;
 
 import org.mechspec.compute.FloatArrays;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -149,6 +150,51 @@ class KernelMutantsTest {
         var c = KernelChecks.attentionCase(44, true, true);
         assertThat(KernelChecks.attentionFp64(CpuBackend.INSTANCE, c).holds()).isTrue();
         assertThat(KernelChecks.attentionFp64(lowPrecision, c).holds()).isFalse();
+    }
+
+    /**
+     * Right but different: a FlashAttention-style blocked online softmax, in tiles of 1, 32 and 128 keys, passes both
+     * property halves in fp64 and in float arithmetic; the bound does not condemn another order of rounding.
+     */
+    @Test
+    void blockedOnlineSoftmaxPassesBothPropertyHalves() {
+        for (int tile : new int[] {1, 32, 128}) {
+            Backend blocked = AttentionVariants.backend(AttentionVariants.Variant.blocked(tile));
+            KernelContracts.fp64WithinBoundOverRegimes(blocked);
+            KernelContracts.fp32WithinBoundOverRegimes(blocked);
+        }
+    }
+
+    /**
+     * A softmax without the max shift is right on ordinary logits, so the pinned shapes (N(0, 1) inputs) let it through;
+     * the property halves' large and shifted logits overflow or underflow its exp and reject it.
+     */
+    @Test
+    @Breaks(paper = "kernels", check = "attention_fp64_flash_rule")
+    @Breaks(paper = "kernels", check = "attention_fp32_flash_rule")
+    void softmaxWithoutTheMaxShiftFailsBothPropertyHalves() {
+        Backend unshifted = AttentionVariants.backend(AttentionVariants.Variant.blocked(64).withoutMaxShift());
+        var c = KernelChecks.attentionCase(42, true, true);
+        assertThat(KernelChecks.attentionFp64(unshifted, c).holds()).as("ordinary logits do not show it").isTrue();
+        assertThatThrownBy(() -> KernelContracts.fp64WithinBoundOverRegimes(unshifted)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("attention_fp64_max_error");
+        assertThatThrownBy(() -> KernelContracts.fp32WithinBoundOverRegimes(unshifted)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("attention_fp32_max_error");
+    }
+
+    /**
+     * An fp64 attention wrong only for 16 < Tk < 100 keys (a tail tile it skips): the pinned shapes have 301 and 7001
+     * keys, so only the fp64 property half's key counts (17, 31–33, 63–65) reach it.
+     */
+    @Test
+    @Breaks(paper = "kernels", check = "attention_fp64_flash_rule")
+    void fp64AttentionWrongOnlyBetween16And100KeysFailsTheFp64PropertyHalf() {
+        Backend band = AttentionVariants.backend(AttentionVariants.Variant.blocked(16).droppingLastKeyFor(17, 99));
+        var c = KernelChecks.attentionCase(42, true, false);
+        assertThat(KernelChecks.attentionFp64(band, c).holds()).as("301 keys do not show it").isTrue();
+        assertThat(KernelChecks.attentionFp64(band, KernelChecks.longKeysCase(42, false)).holds()).as("nor 7001").isTrue();
+        assertThatThrownBy(() -> KernelContracts.fp64WithinBoundOverRegimes(band)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("attention_fp64_max_error");
     }
 
     private static AttentionShape shrink(AttentionShape s) {

@@ -491,7 +491,7 @@ class OalContracts {
     }
 
     static Map<Long, Map<String, Object>> seedFileTable(Manifest manifest) throws IOException {
-        JsonNode seed = new ObjectMapper().readTree(Files.readString(Path.of(manifest.seedArtifact())));
+        JsonNode seed = new ObjectMapper().readTree(ManifestLoader.seedArtifactText(manifest));
         Map<Long, Map<String, Object>> table = new LinkedHashMap<>();
         for (JsonNode r : seed.get("per_seed")) {
             Map<String, Object> row = new LinkedHashMap<>();

@@ -29,6 +29,10 @@ final class AllureFigures {
             b.append("\nHolds when ").append(f.path("metric").asText()).append(' ').append(f.path("op").asText()).append(' ')
                     .append(f.path("bound").asText()).append('.');
         }
+        if (!c.regimes().isEmpty()) {
+            b.append("\n\nProperty half's inputs (regimes):");
+            c.regimes().forEach(r -> b.append("\n- ").append(r));
+        }
         List<String> rejects = KnownRejections.of(manifest.paper(), check);
         if (!rejects.isEmpty()) {
             b.append("\n\nKnown to reject (its mutant tests):");
