@@ -37,11 +37,22 @@ public final class FigureChecks {
         }
     }
 
-    /** key_mse, value_mse, attention_kl, attention_output_mse, attention_output_cosine of {@code r}. */
+    /** {@link #figures(PnMixResult, Projections, PackedCacheOps)} of a cache in mechspec's layout. */
     public static List<Figure> figures(PnMixResult r, Projections truth) {
+        return figures(r, truth, new CpuPackedCacheOps());
+    }
+
+    /**
+     * key_mse, value_mse, attention_kl, attention_output_mse, attention_output_cosine of {@code r}, its cache's quantized
+     * groups read back by the implementation's own dequantize ({@code ops}: the bit order is its own; the byte counts,
+     * checked first, and the fp16 metadata are the paper's). Whether those values are DESIGN §7's levels is
+     * quantizer_levels_exact's to judge.
+     */
+    public static List<Figure> figures(PnMixResult r, Projections truth, PackedCacheOps ops) {
         PnMixConfig c = r.config();
-        Stored keys = Stored.read(r.finalCache(), true);
-        Stored values = Stored.read(r.finalCache(), false);
+        PnMixChecks.requirePaperByteCounts(r.finalCache());
+        Stored keys = Stored.read(r.finalCache(), true, ops);
+        Stored values = Stored.read(r.finalCache(), false, ops);
         int ch = c.model().kvChannels();
         int from = Math.min(r.tokens(), c.cache().sinkTokens());
         int to = ConfigCounts.residualStart(c, r.tokens());
@@ -65,13 +76,18 @@ public final class FigureChecks {
 
     /** The main run's figures, the uniform baseline's attention KL and the mean attention KL over the random masks. */
     public static List<Figure> figures(PnMixExperiment e) {
-        List<Figure> out = new ArrayList<>(figures(e.main(), e.truth()));
-        Figure uniform = attentionKl(figures(e.uniform(), e.truth()));
+        return figures(e, new CpuPackedCacheOps());
+    }
+
+    /** The same, the caches read back by {@code ops}. */
+    public static List<Figure> figures(PnMixExperiment e, PackedCacheOps ops) {
+        List<Figure> out = new ArrayList<>(figures(e.main(), e.truth(), ops));
+        Figure uniform = attentionKl(figures(e.uniform(), e.truth(), ops));
         out.add(new Figure("uniform_2bit_attention_kl", uniform.mechanism(), uniform.definition(), uniform.bound()));
         double sum = 0;
         double bound = 0;
         for (PnMixResult r : e.randomMasks()) {
-            Figure f = attentionKl(figures(r, e.truth()));
+            Figure f = attentionKl(figures(r, e.truth(), ops));
             sum += f.definition();
             bound += f.bound();
         }
@@ -106,9 +122,9 @@ public final class FigureChecks {
                 : new Figure(name, reported, sum / n, (bound + 2 * (n + 4) * U * sum) / n);
     }
 
-    /** Token-major stored values: sink and residual fp16 decoded, groups dequantized from their bytes. */
+    /** Token-major stored values: sink and residual fp16 decoded, groups dequantized by the implementation. */
     private record Stored(double[] x, double[] round) {
-        static Stored read(PackedKvCache cache, boolean keys) {
+        static Stored read(PackedKvCache cache, boolean keys, PackedCacheOps ops) {
             int c = cache.channels();
             double[] x = new double[cache.length() * c];
             double[] round = new double[x.length];
@@ -119,22 +135,19 @@ public final class FigureChecks {
                 PackedKvCache.Group gr = cache.groups().get(gi);
                 int first = (cache.sinkTokens() + gi * g) * c;
                 if (keys) {
-                    int[] off = BitPacking.channelOffsets(g, gr.keyBits());
+                    double[] v = ops.dequantizePerChannel(gr.keys(), g, gr.keyBits());
                     for (int t = 0; t < g; t++) {
                         for (int k = 0; k < c; k++) {
-                            int code = BitPacking.get(gr.keys().codes(), off[k], t, gr.keyBits()[k]);
-                            put(x, round, first + t * c + k, gr.keys(), k, code);
+                            put(x, round, first + t * c + k, gr.keys(), k, v[t * c + k]);
                         }
                     }
                 } else {
                     int gc = cache.valueGroupChannels();
                     int vg = c / gc;
-                    int gb = BitPacking.tokenGroupBytes(gc, cache.valueBits());
+                    double[] v = ops.dequantizePerToken(gr.values(), g, c, gc, cache.valueBits());
                     for (int t = 0; t < g; t++) {
                         for (int k = 0; k < c; k++) {
-                            int group = t * vg + k / gc;
-                            int code = BitPacking.get(gr.values().codes(), group * gb, k % gc, cache.valueBits());
-                            put(x, round, first + t * c + k, gr.values(), group, code);
+                            put(x, round, first + t * c + k, gr.values(), t * vg + k / gc, v[t * c + k]);
                         }
                     }
                 }
@@ -142,10 +155,13 @@ public final class FigureChecks {
             return new Stored(x, round);
         }
 
-        private static void put(double[] x, double[] round, int i, PackedBlock b, int group, int code) {
-            double product = code * b.scale(group);
-            x[i] = b.zero(group) + product;
-            round[i] = 2 * U * (Math.abs(b.zero(group)) + Math.abs(product));
+        /**
+         * A dequantized value and the rounding bound of its zero + code·scale: code·scale = value − zero, exactly, where
+         * the value is the level (fp16 zero and scale, codes below 2^8: the sum and the difference are exact in fp64).
+         */
+        private static void put(double[] x, double[] round, int i, PackedBlock b, int group, double value) {
+            x[i] = value;
+            round[i] = 2 * U * (Math.abs(b.zero(group)) + Math.abs(value - b.zero(group)));
         }
 
         private static void halfs(byte[] bytes, double[] out, int at) {

@@ -1,6 +1,8 @@
 package org.mechspec.pnmix;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
@@ -146,10 +148,79 @@ public final class PnMixChecks {
     }
 
     /**
-     * Quantization groups of the cache whose stored scale, zero or codes differ from DESIGN §7 recomputed from
-     * the fp16 truth: b ≥ 2 bits min/max levels, 1 bit the two conditional means (code = x ≥ group mean).
+     * What the paper fixes of a packed cache's bytes, and where the cache differs, in the paper's terms: a group's key
+     * codes take Σ_c ⌈tokens·bits_c/8⌉ bytes (one stream per channel) and 4 bytes of metadata per channel (one
+     * quantization group per channel); its value codes ⌈valueGroupChannels·valueBits/8⌉ bytes per (token, value
+     * group) and 4 bytes of metadata per (token, value group). The bit order and the byte layout within a stream are
+     * the implementation's, and are never read here. Empty when the counts hold.
      */
-    public static long quantizerLevelMismatches(PackedKvCache cache, double[] truthK, double[] truthV) {
+    public static List<String> byteCountFaults(PackedKvCache cache) {
+        List<String> faults = new ArrayList<>();
+        int c = cache.channels();
+        int g = cache.groupTokens();
+        int gc = cache.valueGroupChannels();
+        for (int i = 0; i < cache.groups().size(); i++) {
+            PackedKvCache.Group gr = cache.groups().get(i);
+            int keyBytes = BitPacking.channelOffsets(g, gr.keyBits())[c];
+            if (gr.keys().codes().length != keyBytes) {
+                faults.add("group " + i + " keys: codes hold " + gr.keys().codes().length + " bytes; " + g + " tokens of "
+                        + c + " channels at their per-channel widths (" + bitsSummary(gr.keyBits()) + ") pack into "
+                        + keyBytes + " bytes");
+            }
+            if (gr.keys().meta().length != 4 * c) {
+                faults.add("group " + i + " keys: metadata hold " + gr.keys().meta().length / 4 + " quantization groups ("
+                        + gr.keys().meta().length + " bytes); one group per channel over " + g + " tokens makes " + c
+                        + " groups (" + 4 * c + " bytes of fp16 scale and zero)");
+            }
+            int valueGroups = c / gc;
+            int valueBytes = g * valueGroups * BitPacking.tokenGroupBytes(gc, cache.valueBits());
+            if (gr.values().codes().length != valueBytes) {
+                faults.add("group " + i + " values: codes hold " + gr.values().codes().length + " bytes; " + g + " tokens × "
+                        + valueGroups + " groups of " + gc + " channels at " + cache.valueBits() + " bits pack into "
+                        + valueBytes + " bytes");
+            }
+            if (gr.values().meta().length != 4 * g * valueGroups) {
+                faults.add("group " + i + " values: metadata hold " + gr.values().meta().length / 4
+                        + " quantization groups (" + gr.values().meta().length + " bytes); " + g + " tokens in groups of "
+                        + gc + " channels over " + c + " channels make " + g * valueGroups + " groups ("
+                        + 4 * g * valueGroups + " bytes of fp16 scale and zero)");
+            }
+        }
+        return faults;
+    }
+
+    /** Fails with {@link #byteCountFaults} when the cache's byte counts are not the paper's. */
+    public static void requirePaperByteCounts(PackedKvCache cache) {
+        List<String> faults = byteCountFaults(cache);
+        if (!faults.isEmpty()) {
+            throw new AssertionError("the cache's bytes are not the paper's counts: " + String.join("; ", faults));
+        }
+    }
+
+    private static String bitsSummary(int[] bits) {
+        int[] count = new int[9];
+        for (int b : bits) {
+            count[b]++;
+        }
+        StringBuilder s = new StringBuilder();
+        for (int b = 8; b >= 1; b--) {
+            if (count[b] > 0) {
+                s.append(s.length() == 0 ? "" : ", ").append(count[b]).append(" at ").append(b).append(" bits");
+            }
+        }
+        return s.toString();
+    }
+
+    /**
+     * Quantization groups of the cache whose stored scale, zero or levels differ from DESIGN §7 recomputed from the
+     * fp16 truth: b ≥ 2 bits min/max levels, 1 bit the two conditional means (code = x ≥ group mean). The metadata
+     * (fp16 scale then fp16 zero per group) are read from their bytes, which the paper fixes; the codes through the
+     * implementation's own {@code dequantize} ({@code ops}), whose every value must be zero + code·scale with the
+     * specification's code (exact in fp64 for fp16 scale and zero and codes of up to 8 bits). Fails first, in the
+     * paper's terms, when the cache's byte counts are not the paper's.
+     */
+    public static long quantizerLevelMismatches(PackedKvCache cache, PackedCacheOps ops, double[] truthK, double[] truthV) {
+        requirePaperByteCounts(cache);
         long bad = 0;
         int c = cache.channels();
         int g = cache.groupTokens();
@@ -158,34 +229,38 @@ public final class PnMixChecks {
         for (int i = 0; i < cache.groups().size(); i++) {
             PackedKvCache.Group gr = cache.groups().get(i);
             int first = cache.sinkTokens() + i * g;
-            int[] keyOff = BitPacking.channelOffsets(g, gr.keyBits());
+            double[] keys = ops.dequantizePerChannel(gr.keys(), g, gr.keyBits());
             for (int ch = 0; ch < c; ch++) {
                 double[] x = new double[g];
-                int[] codes = new int[g];
+                double[] got = new double[g];
                 for (int t = 0; t < g; t++) {
                     x[t] = truthK[(first + t) * c + ch];
-                    codes[t] = BitPacking.get(gr.keys().codes(), keyOff[ch], t, gr.keyBits()[ch]);
+                    got[t] = keys[t * c + ch];
                 }
-                bad += groupMatchesSpec(x, gr.keyBits()[ch], gr.keys(), ch, codes) ? 0 : 1;
+                bad += groupMatchesSpec(x, gr.keyBits()[ch], gr.keys(), ch, got) ? 0 : 1;
             }
-            int gb = BitPacking.tokenGroupBytes(gc, cache.valueBits());
+            double[] values = ops.dequantizePerToken(gr.values(), g, c, gc, cache.valueBits());
             for (int t = 0; t < g; t++) {
                 for (int k = 0; k < vg; k++) {
                     double[] x = new double[gc];
-                    int[] codes = new int[gc];
+                    double[] got = new double[gc];
                     for (int j = 0; j < gc; j++) {
                         x[j] = truthV[(first + t) * c + k * gc + j];
-                        codes[j] = BitPacking.get(gr.values().codes(), (t * vg + k) * gb, j, cache.valueBits());
+                        got[j] = values[t * c + k * gc + j];
                     }
-                    bad += groupMatchesSpec(x, cache.valueBits(), gr.values(), t * vg + k, codes) ? 0 : 1;
+                    bad += groupMatchesSpec(x, cache.valueBits(), gr.values(), t * vg + k, got) ? 0 : 1;
                 }
             }
         }
         return bad;
     }
 
-    /** One group's stored scale, zero and codes against the specification, from its values {@code x}. */
-    static boolean groupMatchesSpec(double[] x, int bits, PackedBlock block, int group, int[] codes) {
+    /**
+     * One group's stored scale and zero against the specification, from its values {@code x}, and its dequantized
+     * values {@code got} (as the implementation reads them back) against zero + code·scale with the specification's
+     * codes. Where the scale is zero every code reads back as the zero, so the codes are not observable there.
+     */
+    static boolean groupMatchesSpec(double[] x, int bits, PackedBlock block, int group, double[] got) {
         short scaleBits = BitPacking.getHalf(block.meta(), 4 * group);
         short zeroBits = BitPacking.getHalf(block.meta(), 4 * group + 2);
         double sum = 0;
@@ -235,7 +310,8 @@ public final class PnMixChecks {
             } else {
                 want = (int) Math.min((1 << bits) - 1, Math.max(0, Math.rint((x[t] - zero) / scale)));
             }
-            if (codes[t] != want) {
+            // Exact: zero and scale are fp16 and want < 2^8, so zero + want·scale needs at most 49 significant bits.
+            if (got[t] != zero + want * scale) {
                 return false;
             }
         }
@@ -243,28 +319,42 @@ public final class PnMixChecks {
     }
 
     /**
-     * Bytes that differ when every packed stream of the cache is unpacked and packed again on the backend
-     * (keys per channel, values per token), plus codes that differ between the backend's unpack and the layout
-     * definition in {@link BitPacking}.
+     * Bytes that differ when every packed stream of the cache is unpacked and packed again by the implementation (keys
+     * per channel, values per token), plus codes its unpack reads that its dequantize does not: every dequantized value
+     * must be zero + code·scale with the unpacked code and the group's fp16 scale and zero. The layout within a stream is
+     * the implementation's; the byte counts are the paper's, and a cache off them fails first, in the paper's terms.
      */
     public static long packRoundTripMismatches(PackedKvCache cache, PackedCacheOps ops) {
+        requirePaperByteCounts(cache);
         long bad = 0;
         int g = cache.groupTokens();
         int c = cache.channels();
+        int gc = cache.valueGroupChannels();
+        int vg = c / gc;
         for (PackedKvCache.Group gr : cache.groups()) {
             int[] keyCodes = ops.unpackPerChannel(gr.keys().codes(), g, gr.keyBits());
             bad += differingBytes(gr.keys().codes(), ops.packPerChannel(keyCodes, g, gr.keyBits()));
-            int[] off = BitPacking.channelOffsets(g, gr.keyBits());
+            double[] keys = ops.dequantizePerChannel(gr.keys(), g, gr.keyBits());
             for (int t = 0; t < g; t++) {
                 for (int ch = 0; ch < c; ch++) {
-                    bad += keyCodes[t * c + ch] == BitPacking.get(gr.keys().codes(), off[ch], t, gr.keyBits()[ch]) ? 0 : 1;
+                    bad += keys[t * c + ch] == level(gr.keys(), ch, keyCodes[t * c + ch]) ? 0 : 1;
                 }
             }
-            int[] valueCodes = ops.unpackPerToken(gr.values().codes(), g, c, cache.valueGroupChannels(), cache.valueBits());
-            bad += differingBytes(gr.values().codes(),
-                    ops.packPerToken(valueCodes, g, c, cache.valueGroupChannels(), cache.valueBits()));
+            int[] valueCodes = ops.unpackPerToken(gr.values().codes(), g, c, gc, cache.valueBits());
+            bad += differingBytes(gr.values().codes(), ops.packPerToken(valueCodes, g, c, gc, cache.valueBits()));
+            double[] values = ops.dequantizePerToken(gr.values(), g, c, gc, cache.valueBits());
+            for (int t = 0; t < g; t++) {
+                for (int ch = 0; ch < c; ch++) {
+                    bad += values[t * c + ch] == level(gr.values(), t * vg + ch / gc, valueCodes[t * c + ch]) ? 0 : 1;
+                }
+            }
         }
         return bad;
+    }
+
+    /** zero + code·scale of a group, from its fp16 metadata. */
+    private static double level(PackedBlock block, int group, int code) {
+        return block.zero(group) + code * block.scale(group);
     }
 
     /** Codes that do not survive pack then unpack (per channel and per token) on the backend. */

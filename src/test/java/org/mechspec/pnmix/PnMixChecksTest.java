@@ -123,14 +123,19 @@ class PnMixChecksTest {
     @Breaks(paper = "pn-mix", check = "quantizer_levels_exact")
     void oneValueGroupWithAWrongScaleIsCountedOnce() {
         PackedKvCache k = r.finalCache();
-        assertThat(PnMixChecks.quantizerLevelMismatches(k, truth.k(), truth.v())).isZero();
+        assertThat(PnMixChecks.quantizerLevelMismatches(k, new CpuPackedCacheOps(), truth.k(), truth.v())).isZero();
         List<PackedKvCache.Group> groups = new ArrayList<>(k.groups());
         PackedKvCache.Group g = groups.get(1);
         byte[] meta = g.values().meta().clone();
         // Token-group 2 of group 1: its scale one fp16 step up.
         BitPacking.putHalf(meta, 4 * 2, (short) (BitPacking.getHalf(meta, 4 * 2) + 1));
         groups.set(1, new PackedKvCache.Group(g.keys(), g.keyBits(), new PackedBlock(g.values().codes(), meta)));
-        assertThat(PnMixChecks.quantizerLevelMismatches(withGroups(k, groups), truth.k(), truth.v())).isEqualTo(1);
+        assertThat(PnMixChecks.quantizerLevelMismatches(withGroups(k, groups), new CpuPackedCacheOps(), truth.k(), truth.v())).isEqualTo(1);
+    }
+
+    /** The values a dequantize reads back for {@code codes} of group 0 of {@code b}: zero + code·scale. */
+    private static double[] levels(PackedBlock b, int... codes) {
+        return Arrays.stream(codes).mapToDouble(c -> b.zero(0) + c * b.scale(0)).toArray();
     }
 
     private static PackedBlock block(double scale, double zero) {
@@ -144,18 +149,18 @@ class PnMixChecksTest {
     void aGroupNeedsTheSpecsScaleZeroAndEveryCode() {
         // 2 bits over {0, 3}: scale (3 − 0)/3 = 1, zero 0, codes 0 and 3.
         double[] x = {0, 3};
-        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0), 0, new int[] {0, 3})).isTrue();
-        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0.5), 0, new int[] {0, 3})).as("wrong zero").isFalse();
-        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(2, 0), 0, new int[] {0, 3})).as("wrong scale").isFalse();
-        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0), 0, new int[] {0, 2})).as("wrong code").isFalse();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0), 0, levels(block(1, 0), 0, 3))).isTrue();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0.5), 0, levels(block(1, 0.5), 0, 3))).as("wrong zero").isFalse();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(2, 0), 0, levels(block(2, 0), 0, 3))).as("wrong scale").isFalse();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 2, block(1, 0), 0, levels(block(1, 0), 0, 2))).as("wrong code").isFalse();
     }
 
     @Test
     void aOneBitValueEqualToTheMeanIsHigh() {
         // {0, 1, 2}: mean 1; low level mean{0} = 0, high level mean{1, 2} = 1.5; code = x ≥ mean → 0, 1, 1.
         double[] x = {0, 1, 2};
-        assertThat(PnMixChecks.groupMatchesSpec(x, 1, block(1.5, 0), 0, new int[] {0, 1, 1})).isTrue();
-        assertThat(PnMixChecks.groupMatchesSpec(x, 1, block(1.5, 0), 0, new int[] {0, 0, 1})).isFalse();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 1, block(1.5, 0), 0, levels(block(1.5, 0), 0, 1, 1))).isTrue();
+        assertThat(PnMixChecks.groupMatchesSpec(x, 1, block(1.5, 0), 0, levels(block(1.5, 0), 0, 0, 1))).isFalse();
     }
 
     @Test
@@ -164,7 +169,7 @@ class PnMixChecksTest {
         // top value, clamped to the largest 2-bit code 3.
         double top = 4.2 * 0x1.0p-24;
         assertThat(HalfFloat.fromHalfBits(HalfFloat.toHalfBits(top / 3))).isEqualTo(0x1.0p-24);
-        assertThat(PnMixChecks.groupMatchesSpec(new double[] {0, top}, 2, block(0x1.0p-24, 0), 0, new int[] {0, 3})).isTrue();
+        assertThat(PnMixChecks.groupMatchesSpec(new double[] {0, top}, 2, block(0x1.0p-24, 0), 0, levels(block(0x1.0p-24, 0), 0, 3))).isTrue();
     }
 
     // ---- pack round trips --------------------------------------------------------------------------------------

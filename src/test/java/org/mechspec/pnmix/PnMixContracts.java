@@ -139,13 +139,22 @@ class PnMixContracts {
             StreamingCache cache = PnMixFixtures.filledCache(c, ops, PnMixFixtures.randomMask(c, seed)
                     .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, truth);
             PackedKvCache view = cache.view();
-            // Read back by mechspec's own reader, apart from the operations that filled the cache.
-            double[] keys = CacheContents.keys(view, new CpuPackedCacheOps());
-            double[] values = CacheContents.values(view, new CpuPackedCacheOps());
+            // The sink's fp16 bytes, whose layout the paper fixes, decoded here apart from the operations that filled the cache.
+            double[] keys = halfs(view.sinkKeys());
+            double[] values = halfs(view.sinkValues());
             int s = Math.min(n, sink) * c.model().kvChannels();
+            assertThat(keys.length).as("sink keys held").isGreaterThanOrEqualTo(s);
             assertThat(Arrays.copyOf(keys, s)).containsExactly(Arrays.copyOf(truth[0], s));
             assertThat(Arrays.copyOf(values, s)).containsExactly(Arrays.copyOf(truth[1], s));
         });
+    }
+
+    private static double[] halfs(byte[] bytes) {
+        double[] out = new double[bytes.length / 2];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = HalfFloat.fromHalfBits(BitPacking.getHalf(bytes, 2 * i));
+        }
+        return out;
     }
 
     // ---- saliency and mask -----------------------------------------------------------------------------
@@ -279,7 +288,8 @@ class PnMixContracts {
     void quantizerLevelsExact(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
         PnMixResult r = e.main();
-        long bad = PnMixChecks.quantizerLevelMismatches(r.finalCache(), e.truth().k(), e.truth().v());
+        // The implementation's cache read back by its own dequantize; the metadata bytes, which the paper fixes, as stored.
+        long bad = PnMixChecks.quantizerLevelMismatches(r.finalCache(), PnMixKernelChecks.reader(run.backend()), e.truth().k(), e.truth().v());
         run.metric("key_mse", r.quality().keyMse()).metric("value_mse", r.quality().valueMse()).metric("quantizer_level_mismatches", bad);
         assertThat(bad).as("quantization groups off DESIGN §7's levels").isZero();
     }
@@ -304,9 +314,9 @@ class PnMixContracts {
         });
         qt().withExamples(Stress.examples(300)).forAll(groups, integers().between(1, 8)).checkAssert((x, bits) -> {
             PackedBlock b = ops.quantizePerChannel(x, x.length, new int[] {bits}, OneBitLevels.CONDITIONAL_MEANS);
-            int[] codes = ops.unpackPerChannel(b.codes(), x.length, new int[] {bits});
-            assertThat(PnMixChecks.groupMatchesSpec(x, bits, b, 0, codes)).as("group %s at %d bits", Arrays.toString(x), bits).isTrue();
+            assertThat(PnMixChecks.byteCountFaults(oneGroup(x.length, bits, b))).as("group %s at %d bits", Arrays.toString(x), bits).isEmpty();
             double[] back = ops.dequantizePerChannel(b, x.length, new int[] {bits});
+            assertThat(PnMixChecks.groupMatchesSpec(x, bits, b, 0, back)).as("group %s at %d bits", Arrays.toString(x), bits).isTrue();
             for (int i = 0; i < x.length; i++) {
                 if (bits >= 2 && b.scale(0) >= 0x1.0p-14) {
                     Stress.figure("dequantization_error", Math.abs(back[i] - x[i]), "<=", b.scale(0) / 2,
@@ -318,6 +328,13 @@ class PnMixContracts {
                 }
             }
         });
+    }
+
+    /** A cache of one quantized group of one channel (keys {@code b}, no values), to judge a block's byte counts. */
+    private static PackedKvCache oneGroup(int tokens, int bits, PackedBlock keys) {
+        return new PackedKvCache(1, 1, 0, new byte[0], new byte[0], tokens,
+                List.of(new PackedKvCache.Group(keys, new int[] {bits}, new PackedBlock(new byte[BitPacking.tokenGroupBytes(1, 8) * tokens], new byte[4 * tokens]))),
+                8, 1, 0, new byte[0], new byte[0]);
     }
 
     @Contract(paper = PAPER, check = "pack_unpack_roundtrip")
@@ -349,8 +366,14 @@ class PnMixContracts {
                     int groupChannels = channels % 2 == 0 && r.uniform() < 0.5 ? 2 : channels;
                     assertThat(PnMixChecks.codeRoundTripMismatches(ops, codes, tokens, bits, groupChannels, tokenBits))
                             .isZero();
+                    // The paper fixes the byte counts (one stream per channel, whole bytes), not the order of the bits.
                     byte[] packed = ops.packPerChannel(codes, tokens, bits);
-                    assertThat(packed.length).isEqualTo(BitPacking.channelOffsets(tokens, bits)[channels]);
+                    assertThat(packed.length).as("bytes of %d tokens over %d channels of %s bits", tokens, channels, Arrays.toString(bits))
+                            .isEqualTo(BitPacking.channelOffsets(tokens, bits)[channels]);
+                    int[] tokenCodes = Arrays.stream(codes).map(x -> x & ((1 << tokenBits) - 1)).toArray();
+                    assertThat(ops.packPerToken(tokenCodes, tokens, channels, groupChannels, tokenBits).length)
+                            .as("bytes of %d tokens in groups of %d channels at %d bits", tokens, groupChannels, tokenBits)
+                            .isEqualTo(tokens * (channels / groupChannels) * BitPacking.tokenGroupBytes(groupChannels, tokenBits));
                 });
     }
 
@@ -381,10 +404,11 @@ class PnMixContracts {
                     boolean causal = seed % 2 == 0;
                     double[] q = new Rng(seed + 1).normals(c.model().queryHeads() * tq * c.model().headDim(), 0, 1);
                     double[] packed = ops.attend(view, q, c.model().queryHeads(), tq, causal, false).out();
-                    // The oracle stays mechspec's own: its reader dequantizes the cache, its fp64 attention reads that.
-                    CpuPackedCacheOps cpu = new CpuPackedCacheOps();
-                    double[] k = CacheContents.headMajor(CacheContents.keys(view, cpu), n, c.model().kvHeads(), c.model().headDim());
-                    double[] v = CacheContents.headMajor(CacheContents.values(view, cpu), n, c.model().kvHeads(), c.model().headDim());
+                    // The oracle: the implementation's own dequantize reads its cache (whose bit order is its own; the byte
+                    // counts are the paper's), then mechspec's fp64 attention, apart from the implementation's, reads that.
+                    PnMixChecks.requirePaperByteCounts(view);
+                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.model().kvHeads(), c.model().headDim());
+                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.model().kvHeads(), c.model().headDim());
                     double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.model().queryHeads(), c.model().kvHeads(), tq, n,
                             c.model().headDim(), c.model().headDim(), causal), q, k, v, null);
                     Stress.figure("packed_vs_oracle_max_error", maxAbsDiff(packed, oracle), "<=", 1e-12, () -> c + ", " + n + " tokens");
@@ -514,7 +538,11 @@ class PnMixContracts {
     @Seeded(gpu = true)
     @Tag("gpu")
     void cudaQuantizePackBitEqual(SeedRun run) {
-        long bad = PnMixKernelChecks.quantizePackMismatches(PackedCacheOps.forBackend(run.backend()), new CpuPackedCacheOps(), run.seed());
+        PackedCacheOps device = PackedCacheOps.forBackend(run.backend());
+        // mechspec's CUDA twin shares the CPU's layout, bit for bit; an outside implementation's layout is its own.
+        long bad = device instanceof WorkerPackedCacheOps
+                ? PnMixKernelChecks.quantizePackMismatchesOwnLayout(device, new CpuPackedCacheOps(), run.seed())
+                : PnMixKernelChecks.quantizePackMismatches(device, new CpuPackedCacheOps(), run.seed());
         run.metric("cuda_quantize_pack_mismatches", bad);
         assertThat(bad).as("bytes, codes or values differing from the CPU twin").isZero();
     }
@@ -528,7 +556,7 @@ class PnMixContracts {
         FlashRule.Verdict worst32 = null;
         List<FlashRule.Verdict> all = new java.util.ArrayList<>();
         for (int which = 0; which < 2; which++) {
-            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(run.seed(), which);
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(run.seed(), which, PnMixKernelChecks.owner(device));
             FlashRule.Verdict v64 = PnMixKernelChecks.attentionFp64(device, a);
             FlashRule.Verdict v32 = PnMixKernelChecks.attentionFp32(device, a);
             all.add(v64);
@@ -551,7 +579,7 @@ class PnMixContracts {
         FlashRule.Verdict worst64 = null;
         FlashRule.Verdict worst32 = null;
         java.util.Map<String, FlashRule.Verdict> all = new java.util.LinkedHashMap<>();
-        for (PnMixKernelChecks.DecodeCase c : PnMixKernelChecks.decodeCases(run.seed())) {
+        for (PnMixKernelChecks.DecodeCase c : PnMixKernelChecks.decodeCases(run.seed(), PnMixKernelChecks.owner(device))) {
             for (PackedKvCache cache : List.of(c.packed(), c.fp16())) {
                 String which = c.name() + (cache == c.packed() ? " packed" : " fp16");
                 FlashRule.Verdict v64 = PnMixKernelChecks.decodeFp64(device, cache, c);
@@ -574,9 +602,9 @@ class PnMixContracts {
     void fp32PackedAttentionWithinNoiseOfTheOracle(PropertyRun run) {
         PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
         qt().withExamples(Stress.examples(30)).forAll(longs().all()).checkAssert(seed -> {
-            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1);
+            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1, PnMixKernelChecks.owner(ops));
             CpuPackedCacheOps cpu = new CpuPackedCacheOps();
-            double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
+            double[] oracle = cpu.attend(a.reference(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
             double[] fp32 = FloatArrays.widen(ops.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
             flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
         });

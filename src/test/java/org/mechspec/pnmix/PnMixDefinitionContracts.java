@@ -193,7 +193,7 @@ class PnMixDefinitionContracts {
     @Seeded
     void figuresMatchDefinition(SeedRun run) {
         PnMixExperiment e = PnMixFixtures.experiment(run);
-        List<FigureChecks.Figure> figures = FigureChecks.figures(e);
+        List<FigureChecks.Figure> figures = FigureChecks.figures(e, PnMixKernelChecks.reader(run.backend()));
         run.metric("figures_max_deviation_over_bound", FigureChecks.maxOverBound(figures));
         for (FigureChecks.Figure f : figures) {
             assertThat(f.holds()).as("%s", f).isTrue();
@@ -205,9 +205,9 @@ class PnMixDefinitionContracts {
     void figuresOfSmallRunsMatchTheirDefinitions(PropertyRun run) {
         qt().withExamples(Stress.examples(20)).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
             Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
-            PnMixResult r = new PnMixProtocol(c, PackedCacheOps.forBackend(run.backend()), run.backend(), false)
-                    .run(truth, KeyPlan.saliency());
-            for (FigureChecks.Figure f : FigureChecks.figures(r, truth)) {
+            PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
+            PnMixResult r = new PnMixProtocol(c, ops, run.backend(), false).run(truth, KeyPlan.saliency());
+            for (FigureChecks.Figure f : FigureChecks.figures(r, truth, ops)) {
                 Stress.figure(f.name() + "_deviation_over_bound", f.overBound(), "<=", 1, () -> c + ", seed " + seed);
                 assertThat(f.holds()).as("%s", f).isTrue();
             }

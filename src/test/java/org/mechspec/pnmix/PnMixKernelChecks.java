@@ -11,7 +11,9 @@ import org.mechspec.spec.FlashRule;
 
 /**
  * Differential checks of a backend's packed-cache kernels against the CPU twin, on fresh inputs from Rng(seed):
- * bit equality for quantize/pack/unpack/dequantize, the FlashAttention rule for attention.
+ * bit equality for quantize/pack/unpack/dequantize, the FlashAttention rule for attention. An outside implementation
+ * with its own layout is judged on caches it built, read for the twin's oracle through its own unpack, and its bytes
+ * only where the paper fixes them ({@link #owner}, {@link #quantizePackMismatchesOwnLayout}).
  */
 public final class PnMixKernelChecks {
     private PnMixKernelChecks() {
@@ -67,8 +69,114 @@ public final class PnMixKernelChecks {
         return bad;
     }
 
+    /**
+     * The operations that build the caches a device-side check hands to {@code device}: an outside implementation's own
+     * (its layout is its own: a cache mechspec built is not one it must read), else the CPU twin (mechspec's CUDA twin
+     * reads the CPU's layout).
+     */
+    public static PackedCacheOps owner(PackedCacheOps device) {
+        return device instanceof WorkerPackedCacheOps ? device : new CpuPackedCacheOps();
+    }
+
+    /** The reader of a backend's caches for the checks: {@link #owner} of its operations. */
+    public static PackedCacheOps reader(org.mechspec.compute.Backend backend) {
+        return owner(PackedCacheOps.forBackend(backend));
+    }
+
+    /**
+     * {@link #quantizePackMismatches} for an implementation with its own layout, judged only where the paper fixes the
+     * bytes: on the same inputs, metadata bytes (fp16 scale, fp16 zero per group) and code byte counts equal the CPU
+     * twin's, the codes its own unpack reads from its blocks and the values its own dequantize reads equal the twin's
+     * (bitwise), and its pack then unpack returns every code in the twin's byte count. The bit order is never compared.
+     */
+    public static long quantizePackMismatchesOwnLayout(PackedCacheOps device, PackedCacheOps cpu, long seed) {
+        Rng rng = new Rng(seed);
+        long bad = 0;
+        int[][] shapes = {{128, 64, 32, 2}, {1 + (int) (rng.uniform() * 200), 1 + (int) (rng.uniform() * 9), 0, 0},
+                {1 + (int) (rng.uniform() * 40), 12, 4, 1 + (int) (rng.uniform() * 8)}};
+        for (int[] s : shapes) {
+            int tokens = s[0];
+            int channels = s[1];
+            int gc = s[2] == 0 ? channels : s[2];
+            int tokenBits = s[3] == 0 ? 1 + (int) (rng.uniform() * 8) : s[3];
+            int[] bits = new int[channels];
+            for (int c = 0; c < channels; c++) {
+                bits[c] = s[0] == 128 ? (rng.uniform() < 0.5 ? 3 : 1) : 1 + (int) (rng.uniform() * 8);
+            }
+            double[] x = new double[tokens * channels];
+            for (int i = 0; i < x.length; i++) {
+                int c = i % channels;
+                x[i] = c == 0 ? 0.75 : c == 1 && rng.uniform() < 0.5 ? (rng.uniform() < 0.5 ? 0.0 : -0.0)
+                        : HalfFloat.roundToHalf(rng.normal() * 2);
+            }
+            for (OneBitLevels mode : OneBitLevels.values()) {
+                PackedBlock a = device.quantizePerChannel(x, tokens, bits, mode);
+                PackedBlock b = cpu.quantizePerChannel(x, tokens, bits, mode);
+                bad += PnMixChecks.differingBytes(a.meta(), b.meta()) + Math.abs(a.codes().length - b.codes().length);
+                if (a.codes().length == b.codes().length && a.meta().length == b.meta().length) {
+                    bad += differing(device.unpackPerChannel(a.codes(), tokens, bits), cpu.unpackPerChannel(b.codes(), tokens, bits));
+                    bad += differing(device.dequantizePerChannel(a, tokens, bits), cpu.dequantizePerChannel(b, tokens, bits));
+                }
+                PackedBlock at = device.quantizePerToken(x, tokens, channels, gc, tokenBits, mode);
+                PackedBlock bt = cpu.quantizePerToken(x, tokens, channels, gc, tokenBits, mode);
+                bad += PnMixChecks.differingBytes(at.meta(), bt.meta()) + Math.abs(at.codes().length - bt.codes().length);
+                if (at.codes().length == bt.codes().length && at.meta().length == bt.meta().length) {
+                    bad += differing(device.unpackPerToken(at.codes(), tokens, channels, gc, tokenBits),
+                            cpu.unpackPerToken(bt.codes(), tokens, channels, gc, tokenBits));
+                    bad += differing(device.dequantizePerToken(at, tokens, channels, gc, tokenBits),
+                            cpu.dequantizePerToken(bt, tokens, channels, gc, tokenBits));
+                }
+            }
+            int[] codes = new int[tokens * channels];
+            int[] tokenCodes = new int[tokens * channels];
+            for (int i = 0; i < codes.length; i++) {
+                codes[i] = (int) (rng.uniform() * (1 << bits[i % channels]));
+                tokenCodes[i] = (int) (rng.uniform() * (1 << tokenBits));
+            }
+            byte[] packed = device.packPerChannel(codes, tokens, bits);
+            int want = BitPacking.channelOffsets(tokens, bits)[channels];
+            bad += Math.abs(packed.length - want);
+            if (packed.length == want) {
+                bad += differing(device.unpackPerChannel(packed, tokens, bits), codes);
+            }
+            byte[] packedTokens = device.packPerToken(tokenCodes, tokens, channels, gc, tokenBits);
+            int wantTokens = tokens * (channels / gc) * BitPacking.tokenGroupBytes(gc, tokenBits);
+            bad += Math.abs(packedTokens.length - wantTokens);
+            if (packedTokens.length == wantTokens) {
+                bad += differing(device.unpackPerToken(packedTokens, tokens, channels, gc, tokenBits), tokenCodes);
+            }
+        }
+        return bad;
+    }
+
+    /**
+     * The cache in mechspec's layout, for the CPU twin's oracle: each quantized block's codes read by {@code owner}'s
+     * own unpack and packed by the CPU twin; the metadata and fp16 buffers, which the paper fixes, as they are. The
+     * cache itself when {@code owner} is the CPU twin. Fails in the paper's terms where the byte counts are not the paper's.
+     */
+    public static PackedKvCache inMechspecLayout(PackedKvCache cache, PackedCacheOps owner) {
+        if (owner instanceof CpuPackedCacheOps) {
+            return cache;
+        }
+        PnMixChecks.requirePaperByteCounts(cache);
+        CpuPackedCacheOps cpu = new CpuPackedCacheOps();
+        int g = cache.groupTokens();
+        int c = cache.channels();
+        List<PackedKvCache.Group> groups = new ArrayList<>();
+        for (PackedKvCache.Group gr : cache.groups()) {
+            byte[] keys = cpu.packPerChannel(owner.unpackPerChannel(gr.keys().codes(), g, gr.keyBits()), g, gr.keyBits());
+            byte[] values = cpu.packPerToken(owner.unpackPerToken(gr.values().codes(), g, c, cache.valueGroupChannels(), cache.valueBits()),
+                    g, c, cache.valueGroupChannels(), cache.valueBits());
+            groups.add(new PackedKvCache.Group(new PackedBlock(keys, gr.keys().meta()), gr.keyBits(), new PackedBlock(values, gr.values().meta())));
+        }
+        return new PackedKvCache(cache.kvHeads(), cache.headDim(), cache.sinkTokens(), cache.sinkKeys(), cache.sinkValues(),
+                cache.groupTokens(), groups, cache.valueBits(), cache.valueGroupChannels(), cache.residualTokens(),
+                cache.residualKeys(), cache.residualValues());
+    }
+
     /** A packed cache and queries for the attention differential: the pinned shape or a random small one. */
-    public record AttentionCase(PackedKvCache cache, int queryHeads, int queryLen, boolean causal, double[] q) {
+    public record AttentionCase(PackedKvCache cache, int queryHeads, int queryLen, boolean causal, double[] q,
+                                PackedKvCache reference) {
         public float[] qf() {
             float[] f = new float[q.length];
             for (int i = 0; i < q.length; i++) {
@@ -84,6 +192,11 @@ public final class PnMixKernelChecks {
 
     /** Case 0: the pinned 448-token cache with 64 causal decode queries; case 1: a random small shape. */
     public static AttentionCase attentionCase(long seed, int which) {
+        return attentionCase(seed, which, new CpuPackedCacheOps());
+    }
+
+    /** The same case, its cache built by {@code owner} (the CPU twin's oracle reads it {@link #inMechspecLayout}). */
+    public static AttentionCase attentionCase(long seed, int which, PackedCacheOps owner) {
         Rng rng = new Rng(seed * 31 + which);
         PnMixConfig c;
         int tokens;
@@ -101,18 +214,20 @@ public final class PnMixKernelChecks {
             queries = 1 + (int) (rng.uniform() * Math.min(tokens, 7));
         }
         PairMask mask = RandomMasks.draw(rng, 1, c.model().kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
-        StreamingCache cache = new StreamingCache(c, new CpuPackedCacheOps(),
+        StreamingCache cache = new StreamingCache(c, owner,
                 mask.channelBits(c.model().headDim(), c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
         for (int t = 0; t < tokens; t++) {
             cache.append(half(rng, c.model().kvChannels()), half(rng, c.model().kvChannels()));
         }
         double[] q = half(rng, c.model().queryHeads() * queries * c.model().headDim());
-        return new AttentionCase(cache.view(), c.model().queryHeads(), queries, which == 0 || rng.uniform() < 0.5, q);
+        PackedKvCache view = cache.view();
+        return new AttentionCase(view, c.model().queryHeads(), queries, which == 0 || rng.uniform() < 0.5, q,
+                inMechspecLayout(view, owner));
     }
 
     /** fp64 kernel: within chain·u64·max(1,|oracle|) of the CPU fp64 oracle over the same packed cache. */
     public static FlashRule.Verdict attentionFp64(PackedCacheOps device, AttentionCase a) {
-        double[] oracle = new CpuPackedCacheOps().attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
+        double[] oracle = new CpuPackedCacheOps().attend(a.reference(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
         double[] out = device.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
         return FlashRule.judge(out, oracle, oracle, FlashRule.FP64_UNIT_ROUNDOFF, a.chain());
     }
@@ -120,8 +235,8 @@ public final class PnMixKernelChecks {
     /** fp32 kernel: the FlashAttention rule with the CPU fp32 twin as the naive reference. */
     public static FlashRule.Verdict attentionFp32(PackedCacheOps device, AttentionCase a) {
         CpuPackedCacheOps cpu = new CpuPackedCacheOps();
-        double[] oracle = cpu.attend(a.cache(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
-        double[] naive = FloatArrays.widen(cpu.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
+        double[] oracle = cpu.attend(a.reference(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
+        double[] naive = FloatArrays.widen(cpu.attendFp32(a.reference(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
         double[] out = FloatArrays.widen(device.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
         return FlashRule.judge(out, oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, a.chain());
     }
@@ -131,7 +246,12 @@ public final class PnMixKernelChecks {
      * at the last position; {@code chunkKeys} keys per split-K block on CUDA (0: automatic).
      */
     public record DecodeCase(String name, PackedKvCache packed, PackedKvCache fp16, int queryHeads, double[] q,
-                             int chunkKeys) {
+                             int chunkKeys, PackedKvCache packedReference) {
+        /** The cache the CPU twin's oracle reads for {@code cache}: the packed one in mechspec's layout. */
+        PackedKvCache reference(PackedKvCache cache) {
+            return cache == packed ? packedReference : cache;
+        }
+
         public float[] qf() {
             return FloatArrays.narrow(q);
         }
@@ -150,6 +270,11 @@ public final class PnMixKernelChecks {
      * key (the others' weights underflow to zero), and 131079 keys (2^17 + 7) with the automatic chunking.
      */
     public static List<DecodeCase> decodeCases(long seed) {
+        return decodeCases(seed, new CpuPackedCacheOps());
+    }
+
+    /** The same cases, their packed caches built by {@code owner}. */
+    public static List<DecodeCase> decodeCases(long seed, PackedCacheOps owner) {
         Rng rng = new Rng(seed * 31 + 7);
         List<DecodeCase> cases = new ArrayList<>();
         int[] lengths = {1, DECODE_CHUNK - 1, DECODE_CHUNK, DECODE_CHUNK + 1, 3 * DECODE_CHUNK + 40};
@@ -157,23 +282,28 @@ public final class PnMixKernelChecks {
             for (int group : new int[] {1, 2, 5, 8}) {
                 for (int length : lengths) {
                     cases.add(decodeCase("d" + d + " group" + group + " keys" + length, rng, 2, group, d, length,
-                            DECODE_CHUNK, false, false));
+                            DECODE_CHUNK, false, false, owner));
                 }
             }
         }
-        cases.add(decodeCase("all-equal logits", rng, 2, 3, 64, 2 * DECODE_CHUNK + 5, DECODE_CHUNK, true, false));
-        cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true));
-        cases.add(decodeCase("131079 keys", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false));
+        cases.add(decodeCase("all-equal logits", rng, 2, 3, 64, 2 * DECODE_CHUNK + 5, DECODE_CHUNK, true, false, owner));
+        cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true, owner));
+        cases.add(decodeCase("131079 keys", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false, owner));
         return cases;
     }
 
     static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
                                          boolean zeroQuery, boolean dominantKey) {
+        return decodeCase(name, rng, kv, group, d, length, chunk, zeroQuery, dominantKey, new CpuPackedCacheOps());
+    }
+
+    static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
+                                 boolean zeroQuery, boolean dominantKey, PackedCacheOps owner) {
         PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, PairLayout.ADJACENT),
                 new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 32, OneBitLevels.CONDITIONAL_MEANS),
                 new PnMixConfig.Tokens(40, 0));
         PairMask mask = RandomMasks.draw(rng, 1, kv, c.model().pairs(), c.highPairsPerHead())[0];
-        StreamingCache packed = new StreamingCache(c, new CpuPackedCacheOps(),
+        StreamingCache packed = new StreamingCache(c, owner,
                 mask.channelBits(d, c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
         int channels = kv * d;
         byte[] keys = new byte[2 * length * channels];
@@ -195,12 +325,14 @@ public final class PnMixKernelChecks {
         if (dominantKey) {
             java.util.Arrays.fill(q, 1.0);
         }
-        return new DecodeCase(name, packed.view(), PackedKvCache.fp16(kv, d, length, keys, values), kv * group, q, chunk);
+        PackedKvCache view = packed.view();
+        return new DecodeCase(name, view, PackedKvCache.fp16(kv, d, length, keys, values), kv * group, q, chunk,
+                inMechspecLayout(view, owner));
     }
 
     /** Split-K decode in fp64 against the CPU fp64 oracle over the same cache (naive = oracle). */
     public static FlashRule.Verdict decodeFp64(PackedCacheOps device, PackedKvCache cache, DecodeCase c) {
-        double[] oracle = new CpuPackedCacheOps().decode(cache, c.q(), c.queryHeads());
+        double[] oracle = new CpuPackedCacheOps().decode(c.reference(cache), c.q(), c.queryHeads());
         double[] out = device instanceof CudaPackedCacheOps cuda ? cuda.decode(cache, c.q(), c.queryHeads(), c.chunkKeys())
                 : device.decode(cache, c.q(), c.queryHeads());
         return FlashRule.judge(out, oracle, oracle, FlashRule.FP64_UNIT_ROUNDOFF, c.chain());
@@ -209,8 +341,8 @@ public final class PnMixKernelChecks {
     /** Split-K decode in fp32: the FlashAttention rule with the CPU fp32 twin as the naive reference. */
     public static FlashRule.Verdict decodeFp32(PackedCacheOps device, PackedKvCache cache, DecodeCase c) {
         CpuPackedCacheOps cpu = new CpuPackedCacheOps();
-        double[] oracle = cpu.decode(cache, c.q(), c.queryHeads());
-        double[] naive = FloatArrays.widen(cpu.decodeFp32(cache, c.qf(), c.queryHeads()));
+        double[] oracle = cpu.decode(c.reference(cache), c.q(), c.queryHeads());
+        double[] naive = FloatArrays.widen(cpu.decodeFp32(c.reference(cache), c.qf(), c.queryHeads()));
         float[] out = device instanceof CudaPackedCacheOps cuda ? cuda.decodeFp32(cache, c.qf(), c.queryHeads(), c.chunkKeys())
                 : device.decodeFp32(cache, c.qf(), c.queryHeads());
         return FlashRule.judge(FloatArrays.widen(out), oracle, naive, FlashRule.FP32_UNIT_ROUNDOFF, c.chain());

@@ -58,7 +58,7 @@ class PnMixMutantsTest {
         assertThat(PnMixChecks.maskUnchangedAfterDecode(r)).isTrue();
         assertThat(PnMixChecks.saliencyMaskMismatches(r, t)).isZero();
         assertThat(PnMixChecks.ropePairNormMaxError(t, PairLayout.ADJACENT)).isLessThanOrEqualTo(TIGHT);
-        assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), t.k(), t.v())).isZero();
+        assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), new CpuPackedCacheOps(), t.k(), t.v())).isZero();
         assertThat(PnMixChecks.packRoundTripMismatches(r.finalCache(), new CpuPackedCacheOps())).isZero();
         assertThat(PnMixChecks.packedMatchesOracle(r, TIGHT)).isTrue();
         assertThat(PnMixChecks.onlineMatchesFinalOutsideRequantizedWindow(r, TIGHT)).isTrue();
@@ -137,7 +137,7 @@ class PnMixMutantsTest {
     void minMaxLevelsForOneBitBreakTheQuantizerCheck() {
         Projections t = truth();
         PnMixResult r = run("min-max 1-bit", () -> run(new BrokenPnMix.MinMaxOneBitOps(), t));
-        assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), t.k(), t.v())).isPositive();
+        assertThat(PnMixChecks.quantizerLevelMismatches(r.finalCache(), new CpuPackedCacheOps(), t.k(), t.v())).isPositive();
         assertThat(r.quality().keyMse()).as("min-max levels waste the 1-bit code").isGreaterThan(unbroken().quality().keyMse());
     }
 
