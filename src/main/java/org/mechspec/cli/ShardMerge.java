@@ -129,9 +129,11 @@ final class ShardMerge {
             }
             jvms.add(s.jvm);
             merged.seeds.putAll(s.run.seeds);
-            for (Map.Entry<String, Boolean> p : s.run.propertyChecks.entrySet()) {
-                merged.propertyChecks.merge(p.getKey(), p.getValue(), Boolean::logicalAnd);
-            }
+            s.run.propertyChecks.forEach(merged::propertyOutcome);
+        }
+        // A property half not judged in one shard but judged in another has that verdict (PaperRun#propertyNotJudged).
+        for (Shard s : shards) {
+            s.run.propertyNotJudged.forEach(merged::propertyNotJudged);
         }
         merged.device = String.join(", ", devices);
         if (provenances.size() > 1 && provenances.stream().allMatch(p -> p.has("implementation"))) {

@@ -1,7 +1,6 @@
 package org.mechspec.foldbias;
 
 import org.mechspec.compute.Backend;
-import org.mechspec.worker.Operations;
 import org.mechspec.worker.WorkerBackend;
 
 /** Which t of the n keys a compaction keeps, read off the attention weights over the reference queries. */
@@ -12,8 +11,7 @@ interface KeySelector {
 
     /** The backend's selection: an outside implementation's where it serves it, else the protocol's rule. */
     static KeySelector on(Backend backend) {
-        return backend instanceof WorkerBackend w && w.implementation().serves("foldbias.select_keys", Operations.F64)
-                ? WorkerFoldBias.selector(w.implementation()) : TOP_BY_MAX_WEIGHT;
+        return backend instanceof WorkerBackend w ? WorkerFoldBias.selector(w.implementation()) : TOP_BY_MAX_WEIGHT;
     }
 
     /**

@@ -2,7 +2,6 @@ package org.mechspec.foldbias;
 
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Finite;
-import org.mechspec.worker.Operations;
 import org.mechspec.worker.WorkerBackend;
 
 /**
@@ -21,7 +20,7 @@ public interface RankOneFold {
     /** The fold on the given backend: the CPU twin, the {@code foldbias.cu} kernel on CUDA, or an outside implementation's. */
     static RankOneFold on(Backend backend) {
         if (backend instanceof WorkerBackend w) {
-            return w.implementation().serves("foldbias.rank_one_fold", Operations.F64) ? WorkerFoldBias.fold(w.implementation()) : new CpuRankOneFold();
+            return WorkerFoldBias.fold(w.implementation());
         }
         return switch (backend.name()) {
             case "cpu" -> new CpuRankOneFold();

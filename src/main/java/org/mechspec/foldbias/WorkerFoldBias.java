@@ -6,7 +6,8 @@ import org.mechspec.worker.WireTensor;
 
 /**
  * fold-bias's seams served by an outside implementation ({@code PROTOCOL.md}): each operation the worker serves goes
- * to it, the others stay mechspec's. Inputs are checked here as the mechanism's own parts check them, so bad input is
+ * to it, the others stay mechspec's, each such call reported ({@code Implementation.fellBack}) so a check that reached
+ * none of the worker's operations is not taken for a verdict on it. Inputs are checked here as the mechanism's own parts check them, so bad input is
  * refused the same way before it reaches the worker.
  */
 final class WorkerFoldBias {
@@ -18,6 +19,7 @@ final class WorkerFoldBias {
             @Override
             public double[] nnls(double[] a, int rows, int cols, double[] b) {
                 if (!impl.serves("foldbias.nnls", Operations.F64)) {
+                    impl.fellBack("foldbias.nnls");
                     return EXACT.nnls(a, rows, cols, b);
                 }
                 requireLength("a", a, (long) rows * cols);
@@ -29,6 +31,7 @@ final class WorkerFoldBias {
             @Override
             public double[] leastSquares(double[] x, int rows, int cols, double[] y, int yCols) {
                 if (!impl.serves("foldbias.least_squares", Operations.F64)) {
+                    impl.fellBack("foldbias.least_squares");
                     return EXACT.leastSquares(x, rows, cols, y, yCols);
                 }
                 requireLength("x", x, (long) rows * cols);
@@ -40,6 +43,7 @@ final class WorkerFoldBias {
             @Override
             public double[] foldDirection(double[] a, int rows, int d, double lambda) {
                 if (!impl.serves("foldbias.fold_direction", Operations.F64)) {
+                    impl.fellBack("foldbias.fold_direction");
                     return EXACT.foldDirection(a, rows, d, lambda);
                 }
                 requireLength("a", a, (long) rows * d);
@@ -58,6 +62,10 @@ final class WorkerFoldBias {
 
     static RankOneFold fold(Implementation impl) {
         return (compactKeys, beta, u, t, d) -> {
+            if (!impl.serves("foldbias.rank_one_fold", Operations.F64)) {
+                impl.fellBack("foldbias.rank_one_fold");
+                return new CpuRankOneFold().fold(compactKeys, beta, u, t, d);
+            }
             RankOneFold.validate(compactKeys, beta, u, t, d);
             return impl.call("foldbias.rank_one_fold", Operations.F64).input("compact_keys", compactKeys, t, d)
                     .input("beta", beta, t).input("u", u, d).output("folded_keys", WireTensor.Dtype.F64, t, d).run().f64("folded_keys");
@@ -66,6 +74,10 @@ final class WorkerFoldBias {
 
     static KeySelector selector(Implementation impl) {
         return (weights, queries, keys, t) -> {
+            if (!impl.serves("foldbias.select_keys", Operations.F64)) {
+                impl.fellBack("foldbias.select_keys");
+                return KeySelector.TOP_BY_MAX_WEIGHT.select(weights, queries, keys, t);
+            }
             if (t > keys) {
                 throw new IllegalArgumentException("t (compact keys) = " + t + " exceeds the " + keys + " keys available");
             }

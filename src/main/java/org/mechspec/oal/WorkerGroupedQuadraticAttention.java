@@ -27,6 +27,7 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
     @Override
     public double[] dense(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] groups, double[] m) {
         if (!impl.serves("oal.dense", Operations.F64)) {
+            impl.fellBack("oal.dense (f64)");
             return CPU.dense(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
@@ -37,6 +38,7 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
     @Override
     public float[] dense(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
         if (!impl.serves("oal.dense", Operations.F32)) {
+            impl.fellBack("oal.dense (f32)");
             return CPU.dense(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
@@ -47,6 +49,7 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
     @Override
     public double[] recurrent(QuadraticAttentionShape s, double[] q, double[] k, double[] v, int[] groups, double[] m) {
         if (!impl.serves("oal.recurrent", Operations.F64)) {
+            impl.fellBack("oal.recurrent (f64)");
             return CPU.recurrent(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);
@@ -57,6 +60,7 @@ final class WorkerGroupedQuadraticAttention implements GroupedQuadraticAttention
     @Override
     public float[] recurrent(QuadraticAttentionShape s, float[] q, float[] k, float[] v, int[] groups, float[] m) {
         if (!impl.serves("oal.recurrent", Operations.F32)) {
+            impl.fellBack("oal.recurrent (f32)");
             return CPU.recurrent(s, q, k, v, groups, m);
         }
         CpuGroupedQuadraticAttention.checkInputs(s, q, k, v, groups, m);

@@ -32,6 +32,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public byte[] packPerChannel(int[] codes, int tokens, int[] bits) {
         if (!serves("pnmix.pack_per_channel")) {
+            impl.fellBack("pnmix.pack_per_channel");
             return super.packPerChannel(codes, tokens, bits);
         }
         PackedCacheOps.checkCodes(codes, (long) tokens * bits.length, bits, bits.length);
@@ -42,6 +43,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public int[] unpackPerChannel(byte[] packed, int tokens, int[] bits) {
         if (!serves("pnmix.unpack_per_channel")) {
+            impl.fellBack("pnmix.unpack_per_channel");
             return super.unpackPerChannel(packed, tokens, bits);
         }
         return impl.call("pnmix.unpack_per_channel", Operations.EXACT).input("packed", packed).input("bits", bits, bits.length)
@@ -51,6 +53,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public byte[] packPerToken(int[] codes, int tokens, int channels, int groupChannels, int bits) {
         if (!serves("pnmix.pack_per_token")) {
+            impl.fellBack("pnmix.pack_per_token");
             return super.packPerToken(codes, tokens, channels, groupChannels, bits);
         }
         int[] widths = new int[channels];
@@ -63,6 +66,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public int[] unpackPerToken(byte[] packed, int tokens, int channels, int groupChannels, int bits) {
         if (!serves("pnmix.unpack_per_token")) {
+            impl.fellBack("pnmix.unpack_per_token");
             return super.unpackPerToken(packed, tokens, channels, groupChannels, bits);
         }
         return impl.call("pnmix.unpack_per_token", Operations.EXACT).input("packed", packed).param("tokens", tokens)
@@ -73,6 +77,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public PackedBlock quantizePerChannel(double[] x, int tokens, int[] bits, OneBitLevels oneBit) {
         if (!serves("pnmix.quantize_per_channel")) {
+            impl.fellBack("pnmix.quantize_per_channel");
             return super.quantizePerChannel(x, tokens, bits, oneBit);
         }
         requireLength("x", x.length, (long) tokens * bits.length);
@@ -84,6 +89,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public PackedBlock quantizePerToken(double[] x, int tokens, int channels, int groupChannels, int bits, OneBitLevels oneBit) {
         if (!serves("pnmix.quantize_per_token")) {
+            impl.fellBack("pnmix.quantize_per_token");
             return super.quantizePerToken(x, tokens, channels, groupChannels, bits, oneBit);
         }
         requireLength("x", x.length, (long) tokens * channels);
@@ -100,6 +106,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public double[] dequantizePerChannel(PackedBlock block, int tokens, int[] bits) {
         if (!serves("pnmix.dequantize_per_channel")) {
+            impl.fellBack("pnmix.dequantize_per_channel");
             return super.dequantizePerChannel(block, tokens, bits);
         }
         return impl.call("pnmix.dequantize_per_channel", Operations.EXACT).input("codes", block.codes()).input("meta", block.meta())
@@ -109,6 +116,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public double[] dequantizePerToken(PackedBlock block, int tokens, int channels, int groupChannels, int bits) {
         if (!serves("pnmix.dequantize_per_token")) {
+            impl.fellBack("pnmix.dequantize_per_token");
             return super.dequantizePerToken(block, tokens, channels, groupChannels, bits);
         }
         return impl.call("pnmix.dequantize_per_token", Operations.EXACT).input("codes", block.codes()).input("meta", block.meta())
@@ -119,6 +127,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public PackedAttention attend(PackedKvCache cache, double[] q, int queryHeads, int queryLen, boolean causal, boolean withLogits) {
         if (!impl.serves("pnmix.attend", Operations.F64)) {
+            impl.fellBack("pnmix.attend (f64)");
             return super.attend(cache, q, queryHeads, queryLen, causal, withLogits);
         }
         PackedCacheOps.checkAttentionArguments(cache, q.length, queryHeads, queryLen, causal);
@@ -135,6 +144,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public float[] attendFp32(PackedKvCache cache, float[] q, int queryHeads, int queryLen, boolean causal) {
         if (!impl.serves("pnmix.attend", Operations.F32)) {
+            impl.fellBack("pnmix.attend (f32)");
             return super.attendFp32(cache, q, queryHeads, queryLen, causal);
         }
         PackedCacheOps.checkAttentionArguments(cache, q.length, queryHeads, queryLen, causal);
@@ -147,6 +157,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public double[] decode(PackedKvCache cache, double[] q, int queryHeads) {
         if (!impl.serves("pnmix.decode", Operations.F64)) {
+            impl.fellBack("pnmix.decode (f64)");
             return super.decode(cache, q, queryHeads);
         }
         PackedCacheOps.checkAttentionArguments(cache, q.length, queryHeads, 1, false);
@@ -158,6 +169,7 @@ final class WorkerPackedCacheOps extends ForwardingPackedCacheOps {
     @Override
     public float[] decodeFp32(PackedKvCache cache, float[] q, int queryHeads) {
         if (!impl.serves("pnmix.decode", Operations.F32)) {
+            impl.fellBack("pnmix.decode (f32)");
             return super.decodeFp32(cache, q, queryHeads);
         }
         PackedCacheOps.checkAttentionArguments(cache, q.length, queryHeads, 1, false);

@@ -19,15 +19,17 @@ import java.util.UUID;
 final class AllureEnvironment {
     /**
      * Allure's categories, matched on status and message (a skip's message is its reason). Allure files a result under
-     * every category it matches, so they are disjoint: data first, then GPU, then any other skip.
+     * every category it matches, so they are disjoint: not judged (a contract that reached none of an outside
+     * implementation's operations, PROTOCOL.md) first, then data, GPU, and any other skip.
      */
     static final String CATEGORIES = """
             [
               {"name": "check failed", "matchedStatuses": ["failed"]},
               {"name": "broken: the contract threw", "matchedStatuses": ["broken"]},
-              {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s).*(%1$s).*"},
-              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!.*(%1$s)).*(%2$s).*"},
-              {"name": "skipped: other reason", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!.*(%1$s|%2$s)).*"}
+              {"name": "not judged: the implementation computed nothing of it", "matchedStatuses": ["skipped"], "messageRegex": "(?s)not judged: .*"},
+              {"name": "skipped: data missing", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!not judged: ).*(%1$s).*"},
+              {"name": "skipped: no GPU", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!not judged: )(?!.*(%1$s)).*(%2$s).*"},
+              {"name": "skipped: other reason", "matchedStatuses": ["skipped"], "messageRegex": "(?s)(?!not judged: )(?!.*(%1$s|%2$s)).*"}
             ]
             """.formatted("is absent|data folder|mechspec\\\\.data\\\\.dir", "CUDA|GPU|device|libcuda|CPU backend only");
 

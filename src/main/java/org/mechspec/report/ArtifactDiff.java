@@ -42,6 +42,9 @@ public final class ArtifactDiff {
                 compareMetrics(manifest, at, e.getValue().metrics, ref.metrics, implementation, out);
             }
             for (String check : union(e.getValue().checks.keySet(), ref.checks.keySet())) {
+                if (e.getValue().notJudged.containsKey(check) || ref.notJudged.containsKey(check)) {
+                    continue; // no verdict to compare: neither held nor a mismatch (its metrics are still compared)
+                }
                 Boolean a = fresh.seeds.get(e.getKey()).checks.containsKey(check) ? fresh.checkOutcome(e.getKey(), check) : null;
                 Boolean b = ref.checks.containsKey(check) ? reference.checkOutcome(e.getKey(), check) : null;
                 if (implementation && b == null) {

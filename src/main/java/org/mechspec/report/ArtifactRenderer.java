@@ -204,6 +204,9 @@ public final class ArtifactRenderer {
                 if (!run.seeds.containsKey(s)) {
                     throw new IllegalStateException(run.paper + ": seed " + s + " did not run, so '" + name + "' has no value");
                 }
+                if (form == TemplateForm.CHECK && run.verdict(s, name) == null && run.seeds.get(s).notJudged.containsKey(name)) {
+                    return F.nullNode(); // no verdict: the block's not_judged says why
+                }
                 Object v = seedValue(s, name);
                 if (v == null) {
                     throw new IllegalStateException(run.paper + ": seed " + s + " has no value for '" + name + "'");

@@ -23,6 +23,13 @@ public final class PaperRun {
     public static final String BYTES_TO_DEVICE = "cuda_bytes_to_device";
     public static final String BYTES_FROM_DEVICE = "cuda_bytes_from_device";
     public static final String DEVICE_MS = "cuda_device_ms";
+    /**
+     * Key of the checks an outside implementation computed nothing of (check → why): in a seeded record, per seed in
+     * the block, and as {@code property_not_judged} for property halves. Such a check is neither held nor failed, so
+     * it is left out of {@code checks}; a run without an implementation never writes the key.
+     */
+    public static final String NOT_JUDGED = "not_judged";
+    public static final String PROPERTY_NOT_JUDGED = "property_not_judged";
     private static final java.util.Set<String> SUMMED = java.util.Set.of(KERNEL_LAUNCHES, BYTES_TO_DEVICE, BYTES_FROM_DEVICE, DEVICE_MS);
 
     public final String paper;
@@ -32,6 +39,13 @@ public final class PaperRun {
     public final ObjectNode deviceProvenance = JSON.createObjectNode();
     public final TreeMap<Long, SeedRecord> seeds = new TreeMap<>();
     public final Map<String, Boolean> propertyChecks = new LinkedHashMap<>();
+    /** Property halves that judged nothing of the implementation: check → why (never also in {@link #propertyChecks}). */
+    public final Map<String, String> propertyNotJudged = new TreeMap<>();
+    /**
+     * Why each property half failed (check → its message: QuickTheories' shrunk case), for the summary; not part of the
+     * block, which keeps only the outcome.
+     */
+    public final Map<String, String> propertyFailures = new TreeMap<>();
     /**
      * The checkpoint folder the contracts ran on ({@code id}, {@code revision}, {@code files_sha256}) when one was
      * given with {@code -Dmechspec.checkpoint}; empty for a paper's own fixture. Runs compare only within one checkpoint.
@@ -49,10 +63,20 @@ public final class PaperRun {
         public final Map<String, Object> runtime = new LinkedHashMap<>();
         public final Map<String, String> datasets = new TreeMap<>();
         public final Map<String, Boolean> checks = new LinkedHashMap<>();
+        /** Checks whose every invocation on this seed judged nothing of the implementation: check → why. */
+        public final Map<String, String> notJudged = new TreeMap<>();
 
-        /** A check's outcome: true only if every invocation of it for this seed passed. */
+        /** A check's outcome: true only if every invocation of it for this seed passed (a judged one outweighs a not-judged one). */
         public void outcome(String check, boolean passed) {
             checks.merge(check, passed, Boolean::logicalAnd);
+            notJudged.remove(check);
+        }
+
+        /** An invocation that judged nothing: the check stays without an outcome unless another invocation judged it. */
+        public void notJudged(String check, String why) {
+            if (!checks.containsKey(check)) {
+                notJudged.putIfAbsent(check, why);
+            }
         }
     }
 
@@ -76,7 +100,23 @@ public final class PaperRun {
         entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
         entry.path("runtime").fields().forEachRemaining(e -> putRuntime(r.runtime, e.getKey(), value(e.getValue())));
         entry.path("datasets").fields().forEachRemaining(e -> r.datasets.put(e.getKey(), e.getValue().asText()));
-        r.outcome(entry.get("check").asText(), passed);
+        if (entry.hasNonNull(NOT_JUDGED)) {
+            r.notJudged(entry.get("check").asText(), entry.get(NOT_JUDGED).asText());
+        } else {
+            r.outcome(entry.get("check").asText(), passed);
+        }
+    }
+
+    /** A property half's outcome: false if any run of it failed; a judged run outweighs a not-judged one. */
+    public void propertyOutcome(String check, boolean passed) {
+        propertyChecks.merge(check, passed, Boolean::logicalAnd);
+        propertyNotJudged.remove(check);
+    }
+
+    public void propertyNotJudged(String check, String why) {
+        if (!propertyChecks.containsKey(check)) {
+            propertyNotJudged.putIfAbsent(check, why);
+        }
     }
 
     /** Adds from's fields to into, object fields recursively (the kernel images loaded so far grow per seed). */
@@ -121,6 +161,17 @@ public final class PaperRun {
         return v.asText();
     }
 
+    /**
+     * A check's verdict on a seed: false when a half failed, null when it was not judged there (the seeded half judged
+     * nothing of the implementation, and no half failed), else true.
+     */
+    public Boolean verdict(long seed, String check) {
+        if (Boolean.FALSE.equals(propertyChecks.get(check)) || Boolean.FALSE.equals(seeds.get(seed).checks.get(check))) {
+            return false;
+        }
+        return seeds.get(seed).checks.containsKey(check) ? Boolean.TRUE : null;
+    }
+
     /** Seeded outcome AND the property half's outcome, when there is one. */
     public boolean checkOutcome(long seed, String check) {
         Boolean seeded = seeds.get(seed).checks.get(check);
@@ -147,8 +198,14 @@ public final class PaperRun {
             r.checks.keySet().forEach(c -> checks.put(c, checkOutcome(seed, c)));
             o.set("runtime", JSON.valueToTree(r.runtime));
             o.set("datasets", JSON.valueToTree(r.datasets));
+            if (!r.notJudged.isEmpty()) {
+                o.set(NOT_JUDGED, JSON.valueToTree(r.notJudged));
+            }
         });
         n.set("property_checks", JSON.valueToTree(propertyChecks));
+        if (!propertyNotJudged.isEmpty()) {
+            n.set(PROPERTY_NOT_JUDGED, JSON.valueToTree(propertyNotJudged));
+        }
         return n;
     }
 
@@ -183,8 +240,10 @@ public final class PaperRun {
             e.getValue().path("checks").fields().forEachRemaining(c -> r.checks.put(c.getKey(), c.getValue().asBoolean()));
             e.getValue().path("runtime").fields().forEachRemaining(m -> r.runtime.put(m.getKey(), value(m.getValue())));
             e.getValue().path("datasets").fields().forEachRemaining(m -> r.datasets.put(m.getKey(), m.getValue().asText()));
+            e.getValue().path(NOT_JUDGED).fields().forEachRemaining(m -> r.notJudged(m.getKey(), m.getValue().asText()));
         });
         n.path("property_checks").fields().forEachRemaining(e -> run.propertyChecks.put(e.getKey(), e.getValue().asBoolean()));
+        n.path(PROPERTY_NOT_JUDGED).fields().forEachRemaining(e -> run.propertyNotJudged(e.getKey(), e.getValue().asText()));
         return run;
     }
 }

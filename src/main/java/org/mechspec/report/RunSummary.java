@@ -9,7 +9,9 @@ import java.util.function.Function;
 import org.mechspec.spec.Manifest;
 
 /**
- * The one-screen summary of a run: per paper and backend, which checks held on which seeds (✓/✗, failures named),
+ * The one-screen summary of a run: per paper and backend, which checks held on which seeds (✓/✗, failures named; a
+ * property half's failure with its shrunk case and replay command; – with the reason for a check an outside
+ * implementation computed nothing of, which is not judged rather than held),
  * the manifest's headline metrics as mean ± sample std over seeds, the negative results, and where the artifact,
  * report and plots are. Printed at the end of {@code mvn verify} and {@code mechspec run}, and kept as summary.md.
  */
@@ -43,32 +45,48 @@ public final class RunSummary {
             b.append("\n## ").append(run.paper).append('.').append(run.backend).append(" — ").append(run.device.isBlank() ? run.backend : run.device)
                     .append("\n\n");
             List<String> failed = new ArrayList<>();
+            List<String> notJudged = new ArrayList<>();
             List<String> notRun = new ArrayList<>();
             int checks = 0;
             for (String check : m.checks().keySet()) {
                 StringBuilder row = new StringBuilder();
                 boolean ran = false;
-                boolean allHeld = true;
+                boolean anyFailed = Boolean.FALSE.equals(run.propertyChecks.get(check));
+                java.util.Set<String> why = new java.util.TreeSet<>();
                 for (long seed : run.seeds.keySet()) {
-                    if (run.seeds.get(seed).checks.containsKey(check)) {
+                    PaperRun.SeedRecord r = run.seeds.get(seed);
+                    if (r.checks.containsKey(check) || r.notJudged.containsKey(check)) {
                         ran = true;
-                        boolean held = run.checkOutcome(seed, check);
-                        allHeld &= held;
-                        row.append(' ').append(seed).append(held ? " ✓" : " ✗");
+                        Boolean verdict = run.verdict(seed, check);
+                        anyFailed |= Boolean.FALSE.equals(verdict);
+                        if (verdict == null) {
+                            why.add(r.notJudged.get(check));
+                        }
+                        row.append(' ').append(seed).append(verdict == null ? " –" : verdict ? " ✓" : " ✗");
                     }
                 }
                 checks += ran ? 1 : 0;
                 if (!ran) {
                     notRun.add(check);
+                } else if (anyFailed) {
+                    String property = run.propertyFailures.get(check);
+                    failed.add("- ✗ " + check + ":" + row + (Boolean.FALSE.equals(run.propertyChecks.get(check))
+                            ? "; property half failed" + (property == null ? "" : ": " + property) : ""));
+                } else if (!why.isEmpty()) {
+                    notJudged.add("- – " + check + ":" + row + "; not judged: " + String.join("; ", why));
                 }
-                if (ran && !allHeld) {
-                    failed.add("- ✗ " + check + ":" + row);
+                if (ran && !anyFailed && run.propertyNotJudged.containsKey(check)) {
+                    notJudged.add("- – " + check + " (property half): not judged: " + run.propertyNotJudged.get(check));
                 }
             }
-            b.append(failed.isEmpty() ? "✓ " : "✗ ").append(checks - failed.size()).append(" of ").append(checks)
+            long judgedNothing = notJudged.stream().filter(l -> !l.contains(" (property half): ")).count();
+            b.append(failed.isEmpty() ? "✓ " : "✗ ").append(checks - failed.size() - judgedNothing).append(" of ").append(checks)
                     .append(" checks that ran held on every seed ").append(run.seeds.keySet())
+                    .append(notJudged.isEmpty() ? "" : ", " + failed.size() + " failed, " + judgedNothing + " not judged (the implementation"
+                            + " computed nothing of them)")
                     .append(notRun.isEmpty() ? "" : "; not run here: " + String.join(", ", notRun)).append('\n');
             failed.forEach(f -> b.append(f).append('\n'));
+            notJudged.forEach(f -> b.append(f).append('\n'));
             for (String metric : m.headline()) {
                 List<Double> xs = new ArrayList<>();
                 run.seeds.values().forEach(r -> {
@@ -103,6 +121,28 @@ public final class RunSummary {
             b.append('\n').append(REJECTS_HEADING).append('\n').append(known);
         }
         return b.toString();
+    }
+
+    /**
+     * A failed property half in one line: QuickTheories' shrunk case (its "Smallest found falsifying value(s)"), the
+     * first line of its cause, and the command that replays it ({@code replay}, e.g. {@code mechspec run --paper P
+     * --property-seed N}).
+     */
+    public static String propertyFailure(String message, String replay) {
+        String shrunk = after(message, "Smallest found falsifying value(s) :-");
+        String cause = after(message, "Cause was :-");
+        String first = message.strip().lines().findFirst().orElse("failed").strip();
+        return (shrunk.isEmpty() ? first : "smallest falsifying case " + shrunk) + (cause.isEmpty() ? "" : " — " + cause)
+                + "; replay: " + replay;
+    }
+
+    /** The first non-blank line after {@code marker} in {@code message}, or "". */
+    private static String after(String message, String marker) {
+        int at = message.indexOf(marker);
+        if (at < 0) {
+            return "";
+        }
+        return message.substring(at + marker.length()).lines().map(String::strip).filter(l -> !l.isEmpty()).findFirst().orElse("");
     }
 
     /** How to see this run's Allure results: Maven's report for a build, the Allure command line for another folder. */

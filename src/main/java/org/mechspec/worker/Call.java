@@ -70,8 +70,26 @@ public final class Call {
         return precision.equals(Operations.F32) ? WireTensor.Dtype.F32 : WireTensor.Dtype.F64;
     }
 
+    /** The call, counted for the invocation's verdict ({@link Usage}): an answer, or a failure. */
     public Reply run() {
-        Map<String, WireTensor> got = implementation.exchange(this);
+        try {
+            Reply reply = checked(implementation.exchange(this));
+            implementation.counted(op, true);
+            return reply;
+        } catch (IllegalArgumentException e) { // invalid_argument: the refusal mechspec's own code would give, which checks judge
+            implementation.counted(op, true);
+            throw e;
+        } catch (WorkerException e) {
+            // OAL's runtime guard and fold-bias's singular system are answers too; anything else is a failure of the call.
+            implementation.counted(op, e.type().equals("non_positive_denominator") || e.type().equals("singular"));
+            throw e;
+        } catch (RuntimeException e) {
+            implementation.counted(op, false);
+            throw e;
+        }
+    }
+
+    private Reply checked(Map<String, WireTensor> got) {
         String where = "worker " + implementation.id() + ": " + op + " (" + precision + ")";
         for (String name : got.keySet()) {
             if (!outputs.containsKey(name)) {

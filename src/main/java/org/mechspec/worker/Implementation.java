@@ -51,6 +51,8 @@ public final class Implementation implements AutoCloseable {
     private long nextId = 1;
     private String paper = "";
     private final Map<String, Map<String, Long>> callsByPaper = new TreeMap<>();
+    /** What the worker did for the contract invocation running now; null outside one (nothing is counted then). */
+    private volatile Usage usage;
 
     private Implementation(String command, long timeoutMillis, List<Path> files) {
         this.command = command;
@@ -184,6 +186,41 @@ public final class Implementation implements AutoCloseable {
     /** Attributes the calls that follow to {@code paper}, for its artifact's provenance. */
     public synchronized void enterPaper(String paper) {
         this.paper = paper;
+    }
+
+    /**
+     * Counts what follows into {@code next} (null: nothing), for one contract invocation or a value it shares; returns
+     * what was counted into before, for the caller to restore.
+     */
+    public Usage track(Usage next) {
+        Usage previous = usage;
+        usage = next;
+        return previous;
+    }
+
+    /** The usage counted into now, or null. */
+    public Usage tracking() {
+        return usage;
+    }
+
+    /** The seams' hook: {@code op} was served by mechspec's CPU because the worker does not serve it. */
+    public void fellBack(String op) {
+        Usage u = usage;
+        if (u != null) {
+            u.fellBack(op);
+        }
+    }
+
+    /** A call's end: answered (outputs that passed the checks, or a typed refusal a check judges) or failed. */
+    void counted(String op, boolean answered) {
+        Usage u = usage;
+        if (u != null) {
+            if (answered) {
+                u.answered();
+            } else {
+                u.failed(op);
+            }
+        }
     }
 
     public Call call(String op, String precision) {

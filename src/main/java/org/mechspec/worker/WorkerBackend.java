@@ -40,6 +40,7 @@ public final class WorkerBackend implements Backend {
     @Override
     public double[] attention(AttentionShape s, double[] q, double[] k, double[] v, double[] bias) {
         if (!implementation.serves("attention", Operations.F64)) {
+            implementation.fellBack("attention (f64)");
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
         s.requireInputs(q, k, v, bias);
@@ -50,6 +51,7 @@ public final class WorkerBackend implements Backend {
     @Override
     public float[] attention(AttentionShape s, float[] q, float[] k, float[] v, float[] bias) {
         if (!implementation.serves("attention", Operations.F32)) {
+            implementation.fellBack("attention (f32)");
             return CpuBackend.INSTANCE.attention(s, q, k, v, bias);
         }
         s.requireInputs(q, k, v, bias);
@@ -94,6 +96,7 @@ public final class WorkerBackend implements Backend {
 
     private double[] round(String op, double[] x) {
         if (!implementation.serves(op, Operations.EXACT)) {
+            implementation.fellBack(op);
             return op.equals("round_to_half") ? CpuBackend.INSTANCE.roundToHalf(x) : CpuBackend.INSTANCE.roundToBfloat16(x);
         }
         return implementation.call(op, Operations.EXACT).input("x", x, x.length)

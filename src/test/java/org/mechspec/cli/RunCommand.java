@@ -81,6 +81,11 @@ final class RunCommand implements Callable<Integer> {
             description = "files that make up the implementation; their SHA-256 go into each artifact's provenance")
     List<Path> implementationFiles = new ArrayList<>();
 
+    @Option(names = "--property-seed", paramLabel = "N", description = {
+            "QuickTheories' seed for the property halves (-Dmechspec.propertySeed): the one a failed property's summary line",
+            "names replays its shrunk case (default: drawn per run and printed)"})
+    Long propertySeed;
+
     @Spec
     CommandSpec spec;
 
@@ -119,6 +124,9 @@ final class RunCommand implements Callable<Integer> {
         if (dataDir != null) {
             properties.put("mechspec.data.dir", dataDir.toAbsolutePath().toString());
         }
+        if (propertySeed != null) {
+            properties.put("mechspec.propertySeed", Long.toString(propertySeed));
+        }
         if (checkpoint != null) {
             properties.put(org.mechspec.spec.ManifestLoader.CHECKPOINT_PROPERTY, checkpoint.toAbsolutePath().toString());
         }
@@ -128,16 +136,18 @@ final class RunCommand implements Callable<Integer> {
             properties.put(Implementation.FILES_PROPERTY, String.join(",", implementationFiles.stream().map(p -> p.toAbsolutePath().toString()).toList()));
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
+        FailurePrinter printer = new FailurePrinter(stdout, quiet);
         try {
             org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties,
-                    out.toAbsolutePath().resolve("allure-results"), summary, new FailurePrinter(stdout, quiet));
+                    out.toAbsolutePath().resolve("allure-results"), summary, printer);
         } finally {
             Implementation.closeCurrent(); // nothing of the worker outlives the run
         }
         TestExecutionSummary s = summary.getSummary();
         long failed = s.getTotalFailureCount();
-        long skipped = s.getTestsSkippedCount() + s.getTestsAbortedCount();
-        stdout.println("contracts: " + s.getTestsSucceededCount() + " passed, " + failed + " failed, " + skipped + " skipped");
+        long skipped = s.getTestsSkippedCount() + s.getTestsAbortedCount() - printer.notJudged;
+        stdout.println("contracts: " + s.getTestsSucceededCount() + " passed, " + failed + " failed, "
+                + (implementation == null ? "" : printer.notJudged + " not judged, ") + skipped + " skipped");
         stdout.flush();
         if (s.getTestsFoundCount() == 0) {
             stderr.println("mechspec: no contract matched" + (papers.isEmpty() ? "" : " --paper " + String.join(", ", papers)));
@@ -170,6 +180,9 @@ final class RunCommand implements Callable<Integer> {
         }
         if (checkpoint != null) {
             options.addAll(List.of("--checkpoint", checkpoint.toAbsolutePath().toString()));
+        }
+        if (propertySeed != null) {
+            options.addAll(List.of("--property-seed", Long.toString(propertySeed)));
         }
         stdout.println("[mechspec] CUDA: each paper runs in a process of its own (" + String.join(", ", selected) + ")");
         PaperProcesses run = new PaperProcesses();
@@ -326,6 +339,8 @@ final class RunCommand implements Callable<Integer> {
         private final boolean quiet;
         private final long start = System.nanoTime();
         private TestPlan plan;
+        /** Invocations the outside implementation computed nothing of (JUnit counts them as aborted). */
+        long notJudged;
 
         FailurePrinter(PrintWriter out, boolean quiet) {
             this.out = out;
@@ -355,6 +370,10 @@ final class RunCommand implements Callable<Integer> {
 
         @Override
         public void executionFinished(TestIdentifier id, TestExecutionResult result) {
+            if (id.isTest() && result.getStatus() == TestExecutionResult.Status.ABORTED && result.getThrowable()
+                    .filter(t -> String.valueOf(t.getMessage()).startsWith(org.mechspec.spec.ContractExtension.NOT_JUDGED)).isPresent()) {
+                notJudged++;
+            }
             if (result.getStatus() == TestExecutionResult.Status.FAILED) {
                 String why = result.getThrowable().map(t -> oneLine(String.valueOf(t.getMessage()))).orElse("");
                 out.println("FAILED " + name(id) + ": " + why);

@@ -33,7 +33,7 @@ import picocli.CommandLine.Spec;
             "generated examples each, on the CPU, and prints per check the worst margin (the",
             "reported figure against its bound; negative fails) and the input that came",
             "closest; a falsified property prints its shrunk counterexample and the seed to",
-            "replay it with (-Dmechspec.propertySeed). Writes DIR/stress/<paper>.json.",
+            "replay it with (--property-seed N; Maven: -Dmechspec.propertySeed=N). Writes DIR/stress/<paper>.json.",
             "Exit 0 every property held, 1 one was falsified, 2 bad options."})
 final class StressCommand implements Callable<Integer> {
     @Option(names = "--paper", required = true, paramLabel = "P", description = "the paper whose properties to stress")
@@ -50,6 +50,9 @@ final class StressCommand implements Callable<Integer> {
 
     @Option(names = "--data-dir", paramLabel = "DIR", description = "data sets folder, for properties that read real data")
     Path dataDir;
+
+    @Option(names = "--property-seed", paramLabel = "N", description = "QuickTheories' seed (-Dmechspec.propertySeed): replays a falsified property")
+    Long propertySeed;
 
     @Spec
     CommandSpec spec;
@@ -80,6 +83,9 @@ final class StressCommand implements Callable<Integer> {
         properties.put("allure.results.directory", out.toAbsolutePath().resolve("allure-results").toString());
         if (dataDir != null) {
             properties.put("mechspec.data.dir", dataDir.toAbsolutePath().toString());
+        }
+        if (propertySeed != null) {
+            properties.put("mechspec.propertySeed", Long.toString(propertySeed));
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         Stress.reset();

@@ -31,6 +31,13 @@ import org.mechspec.spec.SeedRun;
 public final class ReportListener implements TestExecutionListener {
     private final Map<TestIdentifier, JsonNode> seeded = new ConcurrentHashMap<>();
     private final Map<TestIdentifier, String> property = new ConcurrentHashMap<>();
+    /** Why a property half judged nothing of the outside implementation, by test. */
+    private final Map<TestIdentifier, String> propertyNotJudged = new ConcurrentHashMap<>();
+    /** Per paper, per check: why its property half was not judged, and the message of its failure. */
+    private final Map<String, Map<String, String>> propertyNotJudgedWhy = new TreeMap<>();
+    private final Map<String, Map<String, String>> propertyFailures = new TreeMap<>();
+    /** Invocations that judged nothing of the implementation (aborted, but no skip: the summary lists each). */
+    private int notJudged;
     private final Map<String, PaperRun> runs = new TreeMap<>();
     private final Map<String, Map<String, Boolean>> propertyOutcomes = new TreeMap<>();
     private final List<String> errors = new ArrayList<>();
@@ -108,6 +115,8 @@ public final class ReportListener implements TestExecutionListener {
                     seeded.put(id, PaperRun.JSON.readTree(value));
                 } else if (key.equals(ContractExtension.PROPERTY_KEY)) {
                     property.put(id, value);
+                } else if (key.equals(ContractExtension.PROPERTY_NOT_JUDGED_KEY)) {
+                    propertyNotJudged.put(id, value);
                 }
             } catch (IOException e) {
                 synchronized (this) {
@@ -125,6 +134,22 @@ public final class ReportListener implements TestExecutionListener {
                 case ABORTED -> "skipped";
                 case FAILED -> result.getThrowable().filter(t -> t instanceof AssertionError).isPresent() ? "failed" : "broken";
             }, 1, Integer::sum);
+        }
+        String why = propertyNotJudged.remove(id);
+        if (result.getStatus() == TestExecutionResult.Status.ABORTED && (why != null || seeded.containsKey(id)
+                && seeded.get(id).hasNonNull(PaperRun.NOT_JUDGED))) {
+            notJudged++;
+            JsonNode entry = seeded.remove(id);
+            if (entry != null) { // the seed's record, with its figures (mechspec's own) and why it holds no verdict
+                String key = entry.get("paper").asText() + "." + entry.get("backend").asText();
+                runs.computeIfAbsent(key, k -> new PaperRun(entry.get("paper").asText(), entry.get("backend").asText())).add(entry, true);
+            }
+            String prop = property.remove(id);
+            if (prop != null && why != null) {
+                String[] pc = prop.split("/", 2);
+                propertyNotJudgedWhy.computeIfAbsent(pc[0], p -> new TreeMap<>()).putIfAbsent(pc[1], why);
+            }
+            return;
         }
         if (result.getStatus() == TestExecutionResult.Status.ABORTED) {
             seeded.remove(id);
@@ -152,6 +177,10 @@ public final class ReportListener implements TestExecutionListener {
         if (prop != null) {
             String[] pc = prop.split("/", 2);
             propertyOutcomes.computeIfAbsent(pc[0], p -> new LinkedHashMap<>()).merge(pc[1], passed, Boolean::logicalAnd);
+            if (!passed) {
+                propertyFailures.computeIfAbsent(pc[0], p -> new TreeMap<>()).putIfAbsent(pc[1], RunSummary.propertyFailure(
+                        result.getThrowable().map(t -> String.valueOf(t.getMessage())).orElse("failed"), replay(pc[0])));
+            }
         }
     }
 
@@ -229,6 +258,9 @@ public final class ReportListener implements TestExecutionListener {
         writeErrors(out);
         // JUnit keeps an aborted test's reason to itself; without these lines a run without a GPU or data looks complete.
         skipReasons.forEach((why, n) -> System.out.println("[mechspec] skipped " + n + " test(s): " + why));
+        if (notJudged > 0) {
+            System.out.println("[mechspec] not judged: " + notJudged + " test(s) computed nothing of the implementation (each named in the summary)");
+        }
         try {
             if (missingData.isEmpty()) {
                 java.nio.file.Files.deleteIfExists(out.resolve(ListenerErrors.MISSING_DATA_FILE));
@@ -258,7 +290,9 @@ public final class ReportListener implements TestExecutionListener {
             return;
         }
         try {
-            run.propertyChecks.putAll(propertyOutcomes.getOrDefault(run.paper, Map.of()));
+            propertyOutcomes.getOrDefault(run.paper, Map.of()).forEach(run::propertyOutcome);
+            propertyNotJudgedWhy.getOrDefault(run.paper, Map.of()).forEach(run::propertyNotJudged);
+            run.propertyFailures.putAll(propertyFailures.getOrDefault(run.paper, Map.of()));
             var artifact = new ArtifactRenderer(ManifestLoader.forPaper(run.paper), run, fingerprints).render();
             AtomicFiles.write(file, PaperRun.JSON.writerWithDefaultPrettyPrinter().writeValueAsString(artifact) + "\n");
             System.out.println("[mechspec] wrote " + file + " (" + run.seeds.size() + " seeds)");
@@ -303,6 +337,14 @@ public final class ReportListener implements TestExecutionListener {
         }
         return ran.size() >= declared ? "" : " (" + ran.size() + " of its " + declared + " declared checks ran: a partial run leaves"
                 + " metrics unmeasured; run the paper's whole tag, e.g. -Dgroups=" + run.paper + ")";
+    }
+
+    /** The commands that replay a paper's property halves with this run's property seed (QuickTheories draws the same inputs). */
+    private static String replay(String paper) {
+        long seed = org.mechspec.spec.Properties.seed();
+        org.mechspec.worker.Implementation impl = org.mechspec.worker.Implementation.started();
+        String judged = impl == null ? "" : " --implementation '" + impl.command().replace("'", "'\\''") + "'";
+        return "`mechspec run --paper " + paper + " --property-seed " + seed + judged + "` (Maven: -Dmechspec.propertySeed=" + seed + ")";
     }
 
     /** The one line a skip gives: the assumption's message, without JUnit's "Assumption failed: " prefix. */

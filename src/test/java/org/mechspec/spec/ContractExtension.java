@@ -9,6 +9,8 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.ReflectiveInvocationContext;
 import io.qameta.allure.Allure;
 import org.mechspec.compute.UnavailableBackend;
+import org.mechspec.worker.Implementation;
+import org.mechspec.worker.Usage;
 import org.mechspec.worker.WorkerBackend;
 import org.opentest4j.TestAbortedException;
 
@@ -20,6 +22,14 @@ import org.opentest4j.TestAbortedException;
 public final class ContractExtension implements InvocationInterceptor, ParameterResolver {
     /** Report-entry key of a property half, so its outcome counts towards its check. */
     public static final String PROPERTY_KEY = "mechspec.property";
+    /** Report-entry key of why a property half judged nothing of the outside implementation. */
+    public static final String PROPERTY_NOT_JUDGED_KEY = "mechspec.property.not_judged";
+    /**
+     * How a skip for want of a verdict begins: the invocation passed, but the outside implementation computed nothing
+     * of it (it serves none of the operations the check used, every call failed, or the check calls none), so it is
+     * reported as skipped with this reason, never as held.
+     */
+    public static final String NOT_JUDGED = "not judged: ";
 
     @Override
     public void interceptTestTemplateMethod(Invocation<Void> invocation, ReflectiveInvocationContext<Method> call,
@@ -47,6 +57,11 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         Allure.parameter("seed", run.seed());
         Allure.parameter("device", run.backend().device());
         org.mechspec.compute.DeviceWork before = SeedRun.workSoFar(run.backend());
+        Implementation judged = run.backend() instanceof WorkerBackend w ? w.implementation() : null;
+        Usage usage = new Usage();
+        Usage outer = judged == null ? null : judged.track(usage);
+        boolean passed = false;
+        String notJudged = null;
         try {
             invocation.proceed();
             java.util.List<String> missing = Figures.unrecorded(run.manifest(), run.checkName(), run.metrics());
@@ -54,7 +69,13 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
                 throw new AssertionError(run.manifest().paper() + "/" + run.checkName() + ": declared figure " + missing.get(0)
                         + " was not recorded on seed " + run.seed() + " (" + run.backend().name() + ")");
             }
+            passed = true;
         } finally {
+            if (judged != null) {
+                judged.track(outer);
+                notJudged = passed ? usage.notJudged() : null; // a failure is a verdict, whatever computed it
+                run.notJudged(notJudged);
+            }
             run.deviceWork(SeedRun.workSoFar(run.backend()).since(before));
             String json = run.toJson();
             context.publishReportEntry(SeedRun.ENTRY_KEY, json);
@@ -64,6 +85,9 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
             Allure.addAttachment("metrics (table)", "text/csv", AllureFigures.table(run), ".csv");
             Allure.addAttachment("metrics", "application/json",
                     new java.io.ByteArrayInputStream(json.getBytes(StandardCharsets.UTF_8)), ".json");
+        }
+        if (notJudged != null) {
+            throw new TestAbortedException(NOT_JUDGED + notJudged);
         }
     }
 
@@ -85,6 +109,8 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         }
         context.publishReportEntry(PROPERTY_KEY, c.paper() + "/" + c.check());
         Stress.enter(c.paper(), c.check());
+        Usage usage = new Usage();
+        Usage outer = worker == null ? null : worker.implementation().track(usage);
         Throwable failure = null;
         try {
             invocation.proceed();
@@ -93,6 +119,14 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
             throw t;
         } finally {
             Stress.leave(failure);
+            if (worker != null) {
+                worker.implementation().track(outer);
+            }
+        }
+        String notJudged = worker == null ? null : usage.notJudged();
+        if (notJudged != null) {
+            context.publishReportEntry(PROPERTY_NOT_JUDGED_KEY, notJudged);
+            throw new TestAbortedException(NOT_JUDGED + notJudged);
         }
     }
 

@@ -38,6 +38,24 @@ public final class Figures {
             };
         }
 
+        /**
+         * The figure as it fails, to lead a failure message: the comparison that holds instead of the one required
+         * ({@code nnls_kkt_violation = 0.06600 > 1.000e-10}); as {@link #line()} when a value is missing.
+         */
+        public String failingLine() {
+            if (Double.isNaN(value) || Double.isNaN(bound)) {
+                return line();
+            }
+            String negated = switch (op) {
+                case "<=" -> ">";
+                case "<" -> "≥";
+                case ">=" -> "<";
+                case ">" -> "≤";
+                default -> "≠";
+            };
+            return metric + " = " + number(value) + " " + negated + " " + number(bound);
+        }
+
         public String line() {
             return metric + " = " + (Double.isNaN(value) ? "not recorded" : number(value)) + " " + symbol(op) + " "
                     + (Double.isNaN(bound) ? "(a metric of the bound was not recorded)" : number(bound));

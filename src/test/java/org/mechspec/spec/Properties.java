@@ -8,6 +8,7 @@ import org.quicktheories.QuickTheory;
  * explores other inputs).
  */
 public final class Properties {
+    /** The seed drawn (or given) when the JVM first used properties; {@link #seed()} prefers one given later, for a run in-process. */
     private static final long SEED = choose();
 
     private Properties() {
@@ -15,17 +16,23 @@ public final class Properties {
 
     /** Use instead of {@code QuickTheory.qt()}. */
     public static QuickTheory qt() {
-        return QuickTheory.qt().withFixedSeed(SEED);
+        return QuickTheory.qt().withFixedSeed(seed());
     }
 
     public static long seed() {
-        return SEED;
+        String given = System.getProperty("mechspec.propertySeed", "").trim();
+        return given.isEmpty() || given.startsWith("${") ? SEED : Long.parseLong(given);
+    }
+
+    /** How to replay a run's properties: the command's option and Maven's property. */
+    public static String replayHint(long seed) {
+        return "replay with mechspec run --property-seed " + seed + ", or mvn -Dmechspec.propertySeed=" + seed;
     }
 
     private static long choose() {
         String given = System.getProperty("mechspec.propertySeed", "").trim();
         long seed = given.isEmpty() ? System.nanoTime() ^ 0x9E3779B97F4A7C15L : Long.parseLong(given);
-        System.out.println("[mechspec] property seed " + seed + " (replay with -Dmechspec.propertySeed=" + seed + ")");
+        System.out.println("[mechspec] property seed " + seed + " (" + replayHint(seed) + ")");
         return seed;
     }
 }

@@ -12,6 +12,9 @@ import org.mechspec.compute.Backend;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.DeviceWork;
 import org.mechspec.report.PaperRun;
+import org.mechspec.worker.Implementation;
+import org.mechspec.worker.Usage;
+import org.mechspec.worker.WorkerBackend;
 
 /**
  * One seeded invocation of a contract: the seed, the backend to run on, and where its measurements go.
@@ -36,6 +39,8 @@ public final class SeedRun {
     /** Device work of the shared values this invocation read that other invocations computed. */
     private DeviceWork sharedWork = DeviceWork.NONE;
     private DeviceWork ownWork;
+    /** Why this invocation judged nothing of the outside implementation (null: it judged, or there is none). */
+    private String notJudged;
 
     /**
      * @param launch where {@link #shared} values live: the root store of the launch running the contract (so a new
@@ -60,16 +65,35 @@ public final class SeedRun {
         }
         String key = manifest.paper() + "/" + backend.name() + "/" + seed + "/" + name;
         DeviceWork[] measured = {null};
+        Usage[] used = {null};
         T value = launch.getOrComputeIfAbsent(key, k -> {
             DeviceWork before = workSoFar(backend);
-            T v = compute.get();
-            measured[0] = workSoFar(backend).since(before);
-            return v;
+            used[0] = new Usage();
+            Usage outer = implementation() == null ? null : implementation().track(used[0]);
+            try {
+                T v = compute.get();
+                measured[0] = workSoFar(backend).since(before);
+                return v;
+            } finally {
+                if (implementation() != null) {
+                    implementation().track(outer);
+                    if (outer != null) {
+                        outer.add(used[0]);
+                    }
+                }
+            }
         }, type);
         if (measured[0] != null) {
             launch.put(key + ":device-work", measured[0]);
+            launch.put(key + ":worker-usage", used[0]);
         } else { // computed by another check of this seed: its device work is behind these figures too
             sharedWork = sharedWork.plus(launch.getOrDefault(key + ":device-work", DeviceWork.class, DeviceWork.NONE));
+            // and so is what the worker computed for it: the figures this check judges came from those calls
+            Usage theirs = launch.get(key + ":worker-usage", Usage.class);
+            Usage ours = implementation() == null ? null : implementation().tracking();
+            if (theirs != null && ours != null) {
+                ours.add(theirs);
+            }
         }
         return value;
     }
@@ -83,6 +107,15 @@ public final class SeedRun {
             return compute.get();
         }
         return launch.getOrComputeIfAbsent(manifest.paper() + "/" + name, k -> compute.get(), type);
+    }
+
+    private Implementation implementation() {
+        return backend instanceof WorkerBackend w ? w.implementation() : null;
+    }
+
+    /** Marks this invocation as one that judged nothing of the implementation, with the reason (its record says so). */
+    void notJudged(String reason) {
+        notJudged = reason;
     }
 
     public long seed() {
@@ -179,10 +212,10 @@ public final class SeedRun {
             throw new ManifestException(manifest.file() + ": check '" + check + "' declares no figures, so run.check() has"
                     + " nothing to judge: declare them, or pass the condition with run.check(holds)");
         }
-        List<String> failing = figures.stream().filter(f -> !f.holds()).map(Figures.Outcome::line).toList();
-        if (!failing.isEmpty()) {
-            throw new AssertionError(manifest.paper() + "/" + check + " does not hold on seed " + seed + " (" + backend.name()
-                    + "): " + String.join("; ", failing));
+        List<String> failing = figures.stream().filter(f -> !f.holds()).map(Figures.Outcome::failingLine).toList();
+        if (!failing.isEmpty()) { // the figure first: a FAILED line cut at its width still shows what failed
+            throw new AssertionError(String.join("; ", failing) + " — " + manifest.paper() + "/" + check + " does not hold on seed "
+                    + seed + " (" + backend.name() + ")");
         }
     }
 
@@ -192,7 +225,9 @@ public final class SeedRun {
      */
     public void check(boolean holds) {
         if (!holds) {
-            throw new AssertionError(manifest.paper() + "/" + check + " does not hold on seed " + seed + " (" + backend.name()
+            List<String> failing = Figures.evaluate(manifest, check, metrics).stream().filter(f -> !f.holds())
+                    .map(Figures.Outcome::failingLine).toList();
+            throw new AssertionError((failing.isEmpty() ? "" : String.join("; ", failing) + " — ") + manifest.paper() + "/" + check + " does not hold on seed " + seed + " (" + backend.name()
                     + "): " + metrics + (Double.isNaN(manifest.check(check).threshold()) ? "" : ", threshold " + threshold()));
         }
     }
@@ -268,6 +303,9 @@ public final class SeedRun {
         n.set("datasets", JSON.valueToTree(datasets));
         if (checkpoint != null) {
             n.set("checkpoint", checkpoint);
+        }
+        if (notJudged != null) {
+            n.put(PaperRun.NOT_JUDGED, notJudged);
         }
         return n.toString();
     }

@@ -15,11 +15,11 @@ class SeedRunCheckTest {
     private static final Manifest KERNELS = ManifestLoader.load(Path.of("contracts/kernels.json"));
 
     @Test
-    void aFailedCheckNamesItselfTheSeedTheBackendAndEveryFigure() {
+    void aFailedCheckLeadsWithItsFailingFigureAndNamesItselfTheSeedTheBackendAndEveryFigure() {
         SeedRun run = new SeedRun(KERNELS, "attention_fp64_flash_rule", 43, CpuBackend.INSTANCE, null);
         run.metric("attention_fp64_max_error", 2.5e-13).metric("attention_fp64_bound", 1e-13);
         assertThatThrownBy(() -> run.check(false)).isInstanceOf(AssertionError.class).hasMessage(
-                "kernels/attention_fp64_flash_rule does not hold on seed 43 (cpu): "
+                "attention_fp64_max_error = 2.500e-13 > 1.000e-13 — kernels/attention_fp64_flash_rule does not hold on seed 43 (cpu): "
                         + "{attention_fp64_max_error=2.5E-13, attention_fp64_bound=1.0E-13}");
         assertThatCode(() -> run.check(true)).doesNotThrowAnyException();
         assertThat(run.metrics()).containsKeys("attention_fp64_max_error", "attention_fp64_bound");
@@ -34,12 +34,12 @@ class SeedRunCheckTest {
         SeedRun broken = new SeedRun(KERNELS, "attention_fp64_flash_rule", 43, CpuBackend.INSTANCE, null);
         broken.metric("attention_fp64_max_error", 2.5e-13).metric("attention_fp64_bound", 1e-13);
         assertThatThrownBy(broken::check).isInstanceOf(AssertionError.class).hasMessage(
-                "kernels/attention_fp64_flash_rule does not hold on seed 43 (cpu): attention_fp64_max_error = 2.500e-13 ≤ 1.000e-13");
+                "attention_fp64_max_error = 2.500e-13 > 1.000e-13 — kernels/attention_fp64_flash_rule does not hold on seed 43 (cpu)");
 
         SeedRun unrecorded = new SeedRun(KERNELS, "attention_fp64_flash_rule", 44, CpuBackend.INSTANCE, null);
         unrecorded.metric("attention_fp64_max_error", 1e-14);
         assertThatThrownBy(unrecorded::check).isInstanceOf(AssertionError.class)
-                .hasMessageEndingWith("attention_fp64_max_error = 1.000e-14 ≤ (a metric of the bound was not recorded)");
+                .hasMessageStartingWith("attention_fp64_max_error = 1.000e-14 ≤ (a metric of the bound was not recorded) — ");
 
         SeedRun noFigures = new SeedRun(KERNELS, "rng_pinned_test_vector", 42, CpuBackend.INSTANCE, null);
         assertThatThrownBy(noFigures::check).isInstanceOf(ManifestException.class).hasMessageContaining("declares no figures");

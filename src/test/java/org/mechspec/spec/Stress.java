@@ -106,7 +106,7 @@ public final class Stress {
         if (at != null && failure instanceof AssertionError && active()) {
             synchronized (LEDGER) {
                 LEDGER.computeIfAbsent(at[0] + "/" + at[1], k -> new Entry()).falsified = abbreviated(String.valueOf(failure.getMessage()))
-                        + " (replay with -Dmechspec.propertySeed=" + Properties.seed() + ")";
+                        + " (" + Properties.replayHint(Properties.seed()).replace("mechspec run", "mechspec stress") + ")";
             }
         }
     }
