@@ -1,9 +1,10 @@
 """A worker that breaks the protocol on purpose, for mechspec's protocol tests (WorkerProtocolTest).
 
 Usage: misbehaving_worker.py MODE [STATE_DIR]. It speaks the protocol by hand (no client library), serves
-round_to_half, and misbehaves as MODE says: in the handshake (bad-name, unknown-op, no-ops), in a reply (nan,
-dtype, shape, missing, extra, no-file, error, invalid), on the wire (garbage, wrong-id), or as a process (crash, hang,
-child). The -once modes misbehave on the first call only, remembered across restarts in STATE_DIR.
+round_to_half, and misbehaves as MODE says: in the handshake (bad-name, unknown-op, no-ops, dup-keys; banner prints
+before it, which is allowed), in a reply (nan,
+dtype, shape, missing, extra, no-file, fifo, zero-link, huge, error, invalid), on the wire (garbage, wrong-id), or as a process (crash, hang,
+child, crash-with-children). The -once modes misbehave on the first call only, remembered across restarts in STATE_DIR.
 """
 import json
 import os
@@ -66,9 +67,25 @@ if MODE == "child":
     sys.stderr.write("child pid %d\n" % child.pid)
     sys.stderr.flush()
 
+if MODE == "crash-with-children":
+    # Children that outlive a crash: a plain one, and one in a session of its own (start_new_session). Each carries
+    # STATE in its command line, so the test can find them.
+    for own_session in (False, True):
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", STATE], start_new_session=own_session)
+
+if MODE == "banner":
+    # Printed at import, before serving: the runner skips it.
+    print("Loading model... done")
+    print("   ")
+    sys.stdout.flush()
+
 for line in sys.stdin:
     request = json.loads(line)
     if request["op"] == "handshake":
+        if MODE == "dup-keys":
+            sys.stdout.write('{"id": 0, "name": "misbehaving", "name": "other", "version": "0", "operations": {"round_to_half": ["exact"]}}\n')
+            sys.stdout.flush()
+            continue
         reply({"id": 0, "name": name, "version": "0", "operations": ops})
         continue
     rid = request["id"]
@@ -77,7 +94,7 @@ for line in sys.stdin:
     once = MODE.endswith("-once") and first_time()
     sys.stderr.write("call %d (%s)\n" % (rid, MODE))
     sys.stderr.flush()
-    if MODE == "crash" or (MODE == "crash-once" and once):
+    if MODE in ("crash", "crash-with-children") or (MODE == "crash-once" and once):
         sys.stderr.write("about to fail: segfault in my kernel\n")
         sys.stderr.flush()
         os._exit(3)
@@ -97,6 +114,19 @@ for line in sys.stdin:
         reply({"id": rid, "error": {"type": "invalid_argument", "message": "x must be 2-D"}})
         continue
     if MODE == "no-file":
+        reply({"id": rid})
+        continue
+    if MODE == "fifo":  # an outputs "file" whose read would block forever
+        os.mkfifo(request["outputs"])
+        reply({"id": rid})
+        continue
+    if MODE == "zero-link":  # a link to an endless device
+        os.symlink("/dev/zero", request["outputs"])
+        reply({"id": rid})
+        continue
+    if MODE == "huge":  # a sparse regular file of 64 GiB
+        with open(request["outputs"], "wb") as f:
+            f.truncate(64 << 30)
         reply({"id": rid})
         continue
     out = {"y": ("F64", y)}

@@ -65,6 +65,29 @@ public final class Call {
         return this;
     }
 
+    /**
+     * The most bytes an outputs file of this call may hold: the declared outputs' sizes, an implementation-chosen
+     * dimension counted as large as all the inputs together (a packed stream or code block never outgrows what it
+     * encodes), plus 1 MiB of header. A larger file (a link to /dev/zero, a sparse file) is refused unread.
+     */
+    long maxOutputBytes() {
+        long inputBytes = 0;
+        for (WireTensor t : inputs.values()) {
+            inputBytes += t.data().length;
+        }
+        long total = 1 << 20;
+        for (Expected x : outputs.values()) {
+            long elements = 1;
+            boolean chosen = false;
+            for (long d : x.shape()) {
+                chosen |= d < 0;
+                elements = d < 0 ? elements : Math.multiplyExact(elements, d);
+            }
+            total += chosen ? inputBytes + elements * x.dtype().bytes : elements * x.dtype().bytes;
+        }
+        return total;
+    }
+
     /** The floating-point output dtype of this call's precision. */
     public WireTensor.Dtype floats() {
         return precision.equals(Operations.F32) ? WireTensor.Dtype.F32 : WireTensor.Dtype.F64;

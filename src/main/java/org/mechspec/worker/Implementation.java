@@ -28,7 +28,18 @@ public final class Implementation implements AutoCloseable {
     public static final String TIMEOUT_PROPERTY = "mechspec.implementation.timeout";
     public static final String FILES_PROPERTY = "mechspec.implementation.files";
     public static final int PROTOCOL = 1;
-    private static final ObjectMapper JSON = new ObjectMapper();
+    /**
+     * Replies are read strictly: a key given twice is an error, as in the artifact reader, and a line may be as long as
+     * {@link WorkerProcess#MAX_LINE_CHARS} (a string inside it too; Jackson's default stops at 20 M characters).
+     */
+    private static final ObjectMapper JSON = com.fasterxml.jackson.databind.json.JsonMapper.builder(
+                    com.fasterxml.jackson.core.JsonFactory.builder().streamReadConstraints(com.fasterxml.jackson.core.StreamReadConstraints
+                            .builder().maxStringLength(WorkerProcess.MAX_LINE_CHARS).build()).build())
+            .enable(com.fasterxml.jackson.core.StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+    /** Starting an interpreter and importing NumPy or PyTorch on a loaded machine: the handshake's own allowance. */
+    static final long HANDSHAKE_MILLIS = 120_000;
+    /** Lines a worker may print before its handshake reply (a banner at import): skipped, the last few quoted on failure. */
+    private static final int MAX_LINES_BEFORE_HANDSHAKE = 10_000;
     private static final String ID = "[a-z0-9][a-z0-9-]{0,63}";
     private static Implementation current;
     /** Why the current command could not start: every contract that needs it fails with this line, without a retry each. */
@@ -263,11 +274,11 @@ public final class Implementation implements AutoCloseable {
                 }
                 throw new WorkerException(type, message);
             }
-            if (!Files.exists(out)) {
+            if (!Files.exists(out, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                 throw new WorkerException("protocol", where + " replied but wrote no " + out.getFileName());
             }
             try {
-                return WireFiles.read(out);
+                return WireFiles.read(out, call.maxOutputBytes());
             } catch (IOException e) {
                 throw new WorkerException("protocol", where + ": unreadable outputs file: " + e.getMessage());
             }
@@ -286,31 +297,58 @@ public final class Implementation implements AutoCloseable {
 
     /** Writes one request line and reads its reply; any fault stops the process and names its last stderr lines. */
     private JsonNode request(ObjectNode request, String where) {
+        return request(request, where, timeoutMillis, false);
+    }
+
+    /**
+     * As above within {@code millis}; {@code banner}: lines before the reply that are not a JSON object are skipped (a
+     * worker may print at import, before it serves), up to {@link #MAX_LINES_BEFORE_HANDSHAKE}.
+     */
+    private JsonNode request(ObjectNode request, String where, long millis, boolean banner) {
         long id = request.get("id").asLong();
+        List<String> skipped = new ArrayList<>();
         try {
             process.send(JSON.writeValueAsString(request));
-            String line = process.receive(timeoutMillis);
+            long deadline = System.nanoTime() + millis * 1_000_000;
+            String line = process.receive(millis);
+            while (banner && line != null && !line.stripLeading().startsWith("{") && skipped.size() < MAX_LINES_BEFORE_HANDSHAKE) {
+                skipped.add(line);
+                line = process.receive(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
+            }
             if (line == null) {
-                throw fault(where + ": the worker exited (" + process.state() + ")");
+                throw fault(where + ": the worker exited (" + process.state() + ")" + printed(skipped));
+            }
+            if (line.startsWith(WorkerProcess.TOO_LONG)) {
+                throw fault(where + ": a stdout line longer than " + WorkerProcess.MAX_LINE_CHARS + " characters (the protocol's cap)");
             }
             JsonNode reply;
             try {
                 reply = JSON.readTree(line);
             } catch (IOException e) {
-                throw fault(where + ": stdout line is not JSON: " + abbreviate(line));
+                throw fault(where + ": stdout line is not JSON: " + abbreviate(line) + " (" + abbreviate(firstLine(e.getMessage())) + ")");
             }
             if (reply == null || !reply.isObject() || reply.path("id").asLong(-1) != id) {
                 throw fault(where + ": expected the reply to request " + id + ", got: " + abbreviate(line));
             }
             return reply;
         } catch (TimeoutException e) {
-            throw fault(where + ": no reply within " + timeoutMillis / 1000.0 + " s (-D" + TIMEOUT_PROPERTY + ")");
+            throw fault(where + ": no reply within " + millis / 1000.0 + " s" + (banner ? "" : " (-D" + TIMEOUT_PROPERTY + ")")
+                    + printed(skipped));
         } catch (IOException e) {
             throw fault(where + ": cannot write to the worker (" + e.getMessage() + ")");
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw fault(where + ": interrupted");
         }
+    }
+
+    private static String printed(List<String> skipped) {
+        return skipped.isEmpty() ? "" : "; it printed " + skipped.size() + " line(s) first, the last: "
+                + abbreviate(String.join(" | ", skipped.subList(Math.max(0, skipped.size() - 3), skipped.size())));
+    }
+
+    private static String firstLine(String s) {
+        return s == null ? "" : s.lines().findFirst().orElse("");
     }
 
     private WorkerException fault(String message) {
@@ -332,7 +370,7 @@ public final class Implementation implements AutoCloseable {
             throw new WorkerException("protocol", "cannot start the worker '" + command + "': " + e.getMessage());
         }
         ObjectNode hello = JSON.createObjectNode().put("id", 0).put("op", "handshake").put("protocol", PROTOCOL).put("dir", dir.toString());
-        JsonNode reply = request(hello, "worker '" + command + "': handshake");
+        JsonNode reply = request(hello, "worker '" + command + "': handshake", Math.max(timeoutMillis, HANDSHAKE_MILLIS), true);
         String name = reply.path("name").asText("");
         if (!name.matches(ID) || List.of("cpu", "cuda", "cuda-emulated").contains(name)) {
             throw fault("worker '" + command + "': handshake name '" + name + "' must match " + ID + " and not be cpu, cuda or cuda-emulated");

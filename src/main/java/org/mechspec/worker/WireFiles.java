@@ -55,9 +55,33 @@ final class WireFiles {
         }
     }
 
-    /** Every tensor of {@code file}; a malformed file is an {@link IOException} saying what is wrong. */
-    static Map<String, WireTensor> read(Path file) throws IOException {
-        byte[] all = Files.readAllBytes(file);
+    /**
+     * Every tensor of {@code file}, read only when it is a regular file (no link followed: never a FIFO, which would
+     * block, nor a device such as /dev/zero) of at most {@code maxBytes}; otherwise, and for a malformed file, an
+     * {@link IOException} saying what is wrong, without reading it.
+     */
+    static Map<String, WireTensor> read(Path file, long maxBytes) throws IOException {
+        java.nio.file.attribute.BasicFileAttributes a = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class,
+                java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        if (!a.isRegularFile()) {
+            throw new IOException("not a regular file (" + (a.isSymbolicLink() ? "a symbolic link" : a.isDirectory() ? "a folder"
+                    : "a FIFO, socket or device") + "); not read");
+        }
+        if (a.size() > maxBytes) {
+            throw new IOException(a.size() + " bytes, more than the " + maxBytes + " the declared outputs can take; not read");
+        }
+        byte[] all;
+        try (var in = Files.newInputStream(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            all = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBytes + 1));
+        }
+        if (all.length > maxBytes) {
+            throw new IOException("grew past " + maxBytes + " bytes while read; not read");
+        }
+        return read(all);
+    }
+
+    /** Every tensor of a file's bytes; malformed bytes are an {@link IOException} saying what is wrong. */
+    static Map<String, WireTensor> read(byte[] all) throws IOException {
         if (all.length < 8) {
             throw new IOException("shorter than the 8-byte header length (" + all.length + " bytes)");
         }

@@ -20,23 +20,57 @@ final class WorkerProcess {
     /** How much of the stderr file's end is read for its last lines. */
     private static final int TAIL_BYTES = 64 * 1024;
     private static final String EOF = "\u0000eof";
+    /** The protocol's cap on one stdout line (PROTOCOL.md): a longer line is reported, never held in memory. */
+    static final int MAX_LINE_CHARS = 64 << 20;
+    /** Stands for a line past the cap, followed by its length. */
+    static final String TOO_LONG = "\u0000too long:";
 
     private final Process process;
     private final OutputStream stdin;
     private final Path stderr;
     private final BlockingQueue<String> lines = new LinkedBlockingQueue<>();
+    private final java.util.Set<ProcessHandle> seen = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** util-linux's setsid where there is one (every Linux distribution); without it the worker shares mechspec's group. */
+    private static final java.util.Optional<String> SETSID = java.util.stream.Stream.of("/usr/bin/setsid", "/bin/setsid")
+            .filter(p -> java.nio.file.Files.isExecutable(Path.of(p))).findFirst();
 
     WorkerProcess(String command, Path dir) throws IOException {
-        ProcessBuilder b = new ProcessBuilder("/bin/sh", "-c", command);
+        // A session of its own (setsid): a terminal's Ctrl-C reaches mechspec, not the worker first, and the worker's
+        // process group is one kill away, children re-parented to init included.
+        ProcessBuilder b = new ProcessBuilder(SETSID.map(p -> List.of(p, "-w", "/bin/sh", "-c", command)).orElse(List.of("/bin/sh", "-c", command)));
         b.environment().put("MECHSPEC_WORKER_DIR", dir.toString());
         stderr = dir.resolve("worker.stderr");
         b.redirectError(stderr.toFile()); // truncated for each process: a restart quotes its own lines
         process = b.start();
         stdin = process.getOutputStream();
+        // Every descendant ever seen, so a stop reaches those that left the group or outlived their parent.
+        daemon("watch", () -> {
+            while (process.isAlive()) {
+                process.descendants().forEach(seen::add);
+                try {
+                    Thread.sleep(100);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        });
         daemon("stdout", () -> {
             try (BufferedReader r = reader(process.getInputStream())) {
-                for (String line; (line = r.readLine()) != null; ) {
-                    lines.add(line);
+                StringBuilder line = new StringBuilder();
+                long length = 0;
+                for (int c; (c = r.read()) != -1; ) {
+                    if (c == '\n') {
+                        lines.add(length > MAX_LINE_CHARS ? TOO_LONG + length : line.toString());
+                        line.setLength(0);
+                        length = 0;
+                    } else if (++length <= MAX_LINE_CHARS) {
+                        line.append((char) c);
+                    } else {
+                        line.setLength(0); // past the cap: counted, not kept
+                    }
+                }
+                if (length > 0) {
+                    lines.add(length > MAX_LINE_CHARS ? TOO_LONG + length : line.toString());
                 }
             } catch (IOException e) {
                 // The process went away; the EOF below says so.
@@ -62,11 +96,20 @@ final class WorkerProcess {
 
     /** The next stdout line; null at end of output; throws on timeout. */
     String receive(long timeoutMillis) throws InterruptedException, java.util.concurrent.TimeoutException {
-        String line = lines.poll(timeoutMillis, TimeUnit.MILLISECONDS);
-        if (line == null) {
-            throw new java.util.concurrent.TimeoutException();
+        long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+        for (long left = timeoutMillis; left > 0; left = (deadline - System.nanoTime()) / 1_000_000) {
+            String line = lines.poll(Math.min(left, 100), TimeUnit.MILLISECONDS);
+            if (line != null) {
+                return line.equals(EOF) ? null : line;
+            }
+            if (!process.isAlive()) {
+                // Exited: its stdout may stay open in children it left behind, so the exit, not EOF, ends the wait
+                // (after what it wrote before exiting has been read).
+                line = lines.poll(200, TimeUnit.MILLISECONDS);
+                return line == null || line.equals(EOF) ? null : line;
+            }
         }
-        return line.equals(EOF) ? null : line;
+        throw new java.util.concurrent.TimeoutException();
     }
 
     long pid() {
@@ -105,7 +148,7 @@ final class WorkerProcess {
 
     /** Closes stdin (the worker's cue to exit), waits up to {@code graceMillis}, then kills the whole process tree. */
     void stop(long graceMillis) {
-        java.util.List<ProcessHandle> tree = process.descendants().toList(); // before the shell exits and orphans them
+        process.descendants().forEach(seen::add); // before the shell exits and orphans them
         try {
             stdin.close();
         } catch (IOException e) {
@@ -116,12 +159,26 @@ final class WorkerProcess {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        tree.forEach(ProcessHandle::destroyForcibly);
         kill();
     }
 
-    /** Kills the worker and everything it started (a shell's children outlive the shell otherwise). */
+    /**
+     * Kills the worker and everything it started (a shell's children outlive the shell otherwise): its process group,
+     * every descendant it has now, and every descendant the watcher saw, wherever it went since.
+     */
     void kill() {
+        process.descendants().forEach(seen::add);
+        if (SETSID.isPresent()) {
+            try {
+                new ProcessBuilder("kill", "-KILL", "--", "-" + process.pid()).redirectErrorStream(true)
+                        .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor(5, TimeUnit.SECONDS);
+            } catch (IOException e) {
+                // No kill command: the handles below still go.
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        seen.forEach(ProcessHandle::destroyForcibly);
         process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {

@@ -1,6 +1,9 @@
 package org.mechspec.foldbias;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.mechspec.spec.Properties.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -8,6 +11,7 @@ import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
+import org.mechspec.spec.Stress;
 import org.mechspec.spec.Seeded;
 
 /**
@@ -55,6 +59,43 @@ class FoldBiasDefinitionContracts {
         FoldBiasProblems.forAllProblems(p -> {
             SelectionCheck.Result s = SelectionCheck.of(p.inputs(), subject.run(p.inputs()).compaction().selected());
             assertThat(s.holds()).as("%s keys off the definition's top-t: %s", s.mismatches(), s.detail()).isTrue();
+        });
+    }
+
+    /**
+     * Property half on the selection itself, with exact ties: weights from three levels, so many keys share the cut's
+     * score, given to the run's selector as they are (no rounding between them and the definition): the selected set
+     * is exactly the definition's top t, ties to the lower index, in increasing order.
+     */
+    @Contract(paper = PAPER, check = "compaction_selects_top_weight_keys")
+    @Test
+    void selectionBreaksExactTiesTowardTheLowerIndex(PropertyRun run) {
+        selectionWithTies(KeySelector.on(run.backend()));
+    }
+
+    static void selectionWithTies(KeySelector selector) {
+        qt().withExamples(Stress.examples(100)).forAll(integers().between(1, 4), integers().between(1, 40), integers().between(0, 39),
+                longs().all()).checkAssert((queries, keys, tDraw, seed) -> {
+            int t = 1 + tDraw % keys;
+            Rng r = new Rng(seed);
+            double[] weights = new double[queries * keys];
+            for (int i = 0; i < weights.length; i++) {
+                weights[i] = (1 + Math.floor(3 * r.uniform())) / 8; // 1/8, 2/8 or 3/8: exact ties everywhere
+            }
+            double[] score = new double[keys];
+            for (int j = 0; j < keys; j++) {
+                for (int i = 0; i < queries; i++) {
+                    score[j] = Math.max(score[j], weights[i * keys + j]);
+                }
+            }
+            boolean[] chosen = SelectionCheck.topByScore(score, t);
+            int[] expected = java.util.stream.IntStream.range(0, keys).filter(j -> chosen[j]).toArray();
+            int[] selected = selector.select(weights.clone(), queries, keys, t);
+            long mismatches = java.util.stream.IntStream.range(0, keys)
+                    .filter(j -> chosen[j] != java.util.Arrays.stream(selected).anyMatch(x -> x == j)).count();
+            Stress.figure("selection_mismatches", mismatches, "=", 0, () -> queries + " queries, " + keys + " keys, t = " + t);
+            assertThat(selected).as("selection_mismatches = %d > 0: selected %s, the definition's top %d (ties to the lower index) %s",
+                    mismatches, java.util.Arrays.toString(selected), t, java.util.Arrays.toString(expected)).containsExactly(expected);
         });
     }
 

@@ -52,6 +52,27 @@ class FoldBiasDefinitionMutantsTest {
         assertThat(broken.holds()).isFalse();
     }
 
+    /** Ties broken toward the higher index: invisible on random weights, rejected by the property half's exact ties. */
+    @Test
+    @Breaks(paper = "fold-bias", check = "compaction_selects_top_weight_keys")
+    void tiesBrokenTowardTheHigherIndexFailTheTiesProperty() {
+        KeySelector tiesHigh = (weights, queries, keys, t) -> {
+            double[] score = new double[keys];
+            for (int j = 0; j < keys; j++) {
+                for (int i = 0; i < queries; i++) {
+                    score[j] = Math.max(score[j], weights[i * keys + j]);
+                }
+            }
+            Integer[] order = new Integer[keys];
+            java.util.Arrays.setAll(order, j -> j);
+            java.util.Arrays.sort(order, (a, b) -> score[a] != score[b] ? Double.compare(score[b], score[a]) : Integer.compare(b, a));
+            return java.util.Arrays.stream(order, 0, t).mapToInt(Integer::intValue).sorted().toArray();
+        };
+        FoldBiasDefinitionContracts.selectionWithTies(KeySelector.TOP_BY_MAX_WEIGHT);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> FoldBiasDefinitionContracts.selectionWithTies(tiesHigh))
+                .isInstanceOf(AssertionError.class).hasMessageContaining("selection_mismatches = ");
+    }
+
     @Test
     @Breaks(paper = "fold-bias", check = "compaction_output_fidelity")
     void firstKeysAreNoMoreFaithfulThanArbitraryKeys() {

@@ -17,7 +17,8 @@ import org.quicktheories.core.Gen;
  * exact ties (every key of a head equal, or a zero query: uniform weights). Shapes: token counts at and around every
  * tile, chunk, group and warp boundary mechspec's kernels have (1, 2, 15–17, 31–33, 63–65, 127–129, 255–257, 511–513,
  * 1023–1025, 6015–6017 where the fp64 kernel's one-row buffer ended, and past the largest seeded case, 7001), head
- * and value dims from 1 to 256 around the same boundaries, GQA ratios 1–8, Tq ≠ Tk, causal or not, with or without bias.
+ * and value dims from 1 to 256 around the same boundaries (a quarter of the draws square, D = Tk), GQA ratios 1–8,
+ * Tq ≠ Tk, causal or not, with or without bias.
  * Shrinking moves towards the ordinary regime and the smallest sizes.
  */
 public final class AttentionRegimes {
@@ -89,7 +90,7 @@ public final class AttentionRegimes {
         int tq = l.causal() ? Math.min(z.queries(), tk) : z.queries();
         int hkv = l.kvHeads();
         int hq = hkv * l.group();
-        long perQueryRow = (long) tk * (z.dim() + z.valueDim());
+        long perQueryRow = (long) tk * (((l.seed() & 3) == 0 && tk <= 256 ? tk : z.dim()) + z.valueDim());
         // Within budget: fewer query rows first, then fewer KV heads (the GQA ratio is kept).
         while ((long) hq * tq * perQueryRow > budget && tq > 1) {
             tq = Math.max(1, tq / 2);
@@ -99,7 +100,10 @@ public final class AttentionRegimes {
             hq = hkv * l.group();
         }
         boolean withBias = l.bias() || z.regime() != Regime.ORDINARY && z.regime() != Regime.TIES;
-        AttentionShape s = AttentionShape.of(1, hq, hkv, tq, tk, z.dim(), z.valueDim(), l.causal());
+        // A quarter of the draws with at most 256 keys are square (D = Tk): a layout that reads k transposed is
+        // invisible on any other shape.
+        int dim = (l.seed() & 3) == 0 && tk <= 256 ? tk : z.dim();
+        AttentionShape s = AttentionShape.of(1, hq, hkv, tq, tk, dim, z.valueDim(), l.causal());
         Rng r = new Rng(l.seed());
         double qkStd = z.regime() == Regime.LARGE_LOGITS ? 30 : 1;
         double[] q = r.normals((int) s.queryElements(), 0, qkStd);

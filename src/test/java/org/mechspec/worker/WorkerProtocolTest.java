@@ -46,11 +46,21 @@ class WorkerProtocolTest {
         }
     }
 
+    /** A worker may print at import, before it serves (a banner, a progress bar): the handshake skips such lines. */
+    @Test
+    void linesPrintedBeforeTheHandshakeAreSkipped() {
+        try (Implementation impl = start("banner", 30_000)) {
+            assertThat(impl.id()).isEqualTo("misbehaving");
+            assertThat(roundToHalf(impl).run().f64("y")).hasSize(X.length);
+        }
+    }
+
     @ParameterizedTest
     @CsvSource(delimiter = '|', value = {
         "bad-name   | handshake name 'CPU!' must match",
         "unknown-op | handshake names unknown operation 'round_to_hlaf'",
-        "no-ops     | handshake declares no operations"})
+        "no-ops     | handshake declares no operations",
+        "dup-keys   | Duplicate field 'name'"})
     void aBadHandshakeIsOneLineAndStartsNothing(String mode, String message) {
         assertThatThrownBy(() -> start(mode, 30_000)).isInstanceOf(WorkerException.class).hasMessageContaining(message)
                 .hasMessageNotContaining("\n");
@@ -67,6 +77,9 @@ class WorkerProtocolTest {
         "missing | unexpected output 'z' (expected [y])",
         "extra   | unexpected output 'debug' (expected [y])",
         "no-file | replied but wrote no ",
+        "fifo      | unreadable outputs file: not a regular file (a FIFO, socket or device); not read",
+        "zero-link | unreadable outputs file: not a regular file (a symbolic link); not read",
+        "huge      | unreadable outputs file: 68719476736 bytes, more than the 1048608 the declared outputs can take; not read",
         "error   | reported internal: CUDA out of memory"})
     void aBadReplyFailsTheCallNamingTheOperationTensorAndIndex(String mode, String message) {
         try (Implementation impl = start(mode, 30_000)) {
@@ -119,6 +132,33 @@ class WorkerProtocolTest {
         }
         assertThat(impl.pid()).isEqualTo(-1);
         assertThat(impl.folder()).doesNotExist();
+    }
+
+    /**
+     * A worker that started children (one in a session of its own) and then crashed: the failed call and the stop take
+     * them all, although by then they were re-parented to init.
+     */
+    @Test
+    void aCrashLeavesNoneOfTheWorkersChildrenRunning() throws Exception {
+        Implementation impl = start("crash-with-children", 30_000);
+        for (long deadline = System.nanoTime() + 30_000_000_000L; children().size() < 2 && System.nanoTime() < deadline; ) {
+            Thread.sleep(100);
+        }
+        assertThat(children()).as("the worker's two children started").hasSize(2);
+        Thread.sleep(300); // the watcher has seen them
+        assertThatThrownBy(() -> roundToHalf(impl).run()).isInstanceOf(WorkerException.class).hasMessageContaining("the worker exited");
+        impl.close();
+        for (ProcessHandle p : children()) {
+            p.onExit().get(10, java.util.concurrent.TimeUnit.SECONDS);
+        }
+        assertThat(children().stream().filter(ProcessHandle::isAlive)).as("children left running").isEmpty();
+        assertThat(impl.folder()).doesNotExist();
+    }
+
+    /** Live processes whose command line carries this test's state folder: the crash-with-children worker's children. */
+    private List<ProcessHandle> children() {
+        return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
+                .filter(h -> h.info().commandLine().orElse("").contains("time.sleep(1000) " + state)).toList();
     }
 
     @Test
