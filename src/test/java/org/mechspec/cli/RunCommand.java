@@ -135,6 +135,13 @@ final class RunCommand implements Callable<Integer> {
             properties.put(Implementation.TIMEOUT_PROPERTY, Double.toString(implementationTimeout));
             properties.put(Implementation.FILES_PROPERTY, String.join(",", implementationFiles.stream().map(p -> p.toAbsolutePath().toString()).toList()));
         }
+        if (implementation != null) {
+            String failure = startImplementation(properties);
+            if (failure != null) {
+                stderr.println("mechspec: the implementation did not start, so no contract ran: " + failure);
+                return ExitCodes.BAD_INPUT;
+            }
+        }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         FailurePrinter printer = new FailurePrinter(stdout, quiet);
         try {
@@ -164,6 +171,33 @@ final class RunCommand implements Callable<Integer> {
             return failed > 0 || !errors.isEmpty() ? ExitCodes.FINDINGS : ExitCodes.OK; // an outside implementation earns no GPU receipt
         }
         return finish(failed, s.getTestsSucceededCount(), skipped, errors, stdout, stderr);
+    }
+
+    /**
+     * Starts the worker and reads its handshake before any contract runs (the launch then reuses it): why it could not
+     * start, or null. A worker that cannot start would otherwise fail every contract of every paper, the ones that call
+     * none of its operations included; its exchange folder is removed either way.
+     */
+    private static String startImplementation(Map<String, String> properties) {
+        List<String> keys = List.of(Implementation.PROPERTY, Implementation.TIMEOUT_PROPERTY, Implementation.FILES_PROPERTY);
+        Map<String, String> before = new java.util.HashMap<>();
+        keys.forEach(k -> before.put(k, System.getProperty(k)));
+        try {
+            keys.forEach(k -> System.setProperty(k, properties.get(k)));
+            Implementation.current();
+            return null;
+        } catch (RuntimeException e) {
+            Implementation.closeCurrent();
+            return e.getMessage() == null ? e.toString() : e.getMessage().lines().findFirst().orElse("");
+        } finally {
+            keys.forEach(k -> {
+                if (before.get(k) == null) {
+                    System.clearProperty(k);
+                } else {
+                    System.setProperty(k, before.get(k));
+                }
+            });
+        }
     }
 
     /** Each paper in a JVM of its own, so a sticky kernel fault in one leaves the others' CUDA contracts running. */
