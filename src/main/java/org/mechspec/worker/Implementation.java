@@ -7,7 +7,6 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -75,14 +74,7 @@ public final class Implementation implements AutoCloseable {
                 throw new UncheckedIOException("--implementation-files: cannot read " + f, e);
             }
         }
-        try {
-            Path shm = Path.of("/dev/shm");
-            Path parent = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
-            dir = Files.createTempDirectory(parent, "mechspec-worker-",
-                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot create the worker's exchange folder", e);
-        }
+        dir = ExchangeFolder.create();
         try {
             handshake = start();
         } catch (RuntimeException e) {
@@ -428,11 +420,7 @@ public final class Implementation implements AutoCloseable {
         }
         synchronized (this) {
             process = null;
-            try (var s = Files.walk(dir)) {
-                s.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            } catch (IOException e) {
-                // Nothing to remove.
-            }
+            ExchangeFolder.remove(dir);
         }
     }
 }

@@ -42,12 +42,19 @@ final class ChildJvm {
         command.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
         pb.environment().putAll(env);
-        Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        if (!p.waitFor(120, TimeUnit.SECONDS)) {
-            p.destroyForcibly();
-            throw new IllegalStateException(mainClass + " did not finish in 120 s: " + out);
+        try {
+            Process p = pb.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            if (!p.waitFor(120, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                throw new IllegalStateException(mainClass + " did not finish in 120 s: " + out);
+            }
+            return new Result(p.exitValue(), out.strip());
+        } finally {
+            // JCuda unpacks its natives into the child's temporary folder: removed with it, nothing left in /tmp.
+            try (var files = Files.walk(tmp)) {
+                files.sorted(java.util.Comparator.reverseOrder()).forEach(f -> f.toFile().delete());
+            }
         }
-        return new Result(p.exitValue(), out.strip());
     }
 }

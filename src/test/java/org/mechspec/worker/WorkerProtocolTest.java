@@ -3,6 +3,7 @@ package org.mechspec.worker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Optional;
@@ -159,6 +160,33 @@ class WorkerProtocolTest {
     private List<ProcessHandle> children() {
         return ProcessHandle.allProcesses().filter(ProcessHandle::isAlive)
                 .filter(h -> h.info().commandLine().orElse("").contains("time.sleep(1000) " + state)).toList();
+    }
+
+    /**
+     * A run killed outright (SIGKILL: no shutdown hook) leaves its exchange folder; the next run removes it, and leaves
+     * alone a live run's folder and one it cannot tell the owner of.
+     */
+    @Test
+    void theNextRunRemovesTheFolderOfARunThatWasKilled() throws Exception {
+        Process gone = new ProcessBuilder("true").start();
+        gone.waitFor();
+        Path probe = ExchangeFolder.create();
+        Path parent = probe.getParent();
+        ExchangeFolder.remove(probe);
+        Path orphan = Files.createDirectories(parent.resolve("mechspec-worker-killed-" + gone.pid()));
+        Files.writeString(orphan.resolve("owner.pid"), Long.toString(gone.pid()));
+        Files.writeString(orphan.resolve("1.in.safetensors"), "left by a killed run");
+        Path live = Files.createDirectories(parent.resolve("mechspec-worker-live-" + ProcessHandle.current().pid()));
+        Files.writeString(live.resolve("owner.pid"), Long.toString(ProcessHandle.current().pid()));
+        Path unknown = Files.createDirectories(parent.resolve("mechspec-worker-unknown-" + gone.pid()));
+        try (Implementation impl = start("child", 30_000)) {
+            assertThat(orphan).as("the killed run's folder").doesNotExist();
+            assertThat(live).as("a live run's folder").exists();
+            assertThat(unknown).as("a folder with no owner file").exists();
+        } finally {
+            ExchangeFolder.remove(live);
+            ExchangeFolder.remove(unknown);
+        }
     }
 
     @Test
