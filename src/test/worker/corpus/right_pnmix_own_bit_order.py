@@ -8,13 +8,13 @@ first (mechspec's ``BitPacking`` counts from the least significant bit). Streams
 dequantize, attend and decode all read this layout, so every metric of a run equals mechspec's bit for bit; PROTOCOL.md
 leaves the bit order free, so every pn-mix check must hold.
 
-    mvn -B verify -Dmechspec.implementation="python3 src/test/worker/own_bit_order_worker.py"
+    mvn -B verify -Dmechspec.implementation="python3 src/test/worker/corpus/right_pnmix_own_bit_order.py"
 """
 import os
 import sys
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "main", "worker", "python"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "main", "worker", "python"))
 
 import numpy as np  # noqa: E402
 

@@ -4,7 +4,7 @@ import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.OneBitLevels;
 
 /**
- * A right implementation with its own layout, as {@code src/test/worker/own_bit_order_worker.py} is: the CPU twin's
+ * A right implementation with its own layout, as {@code src/test/worker/corpus/right_pnmix_own_bit_order.py} is: the CPU twin's
  * codes, metadata and arithmetic, with every packed stream MSB-first (code i at bits [i·b, (i+1)·b) from the most
  * significant bit of the stream's first byte, its most significant bit first; streams where the twin puts them). Its
  * pack, unpack, dequantize and attention all read that layout; the paper leaves it free, so every check must hold.

@@ -8,7 +8,8 @@ import java.util.TreeMap;
 
 /**
  * What each check is known to reject: the broken mechanisms its {@link Breaks} tests build, one line each (the test's
- * name in words, and its class), so a reader of a verdict sees what "true" rules out. Found once per JVM.
+ * name in words, and its class), and the wrong outside implementations of the judge's corpus it rejects in CI, so a
+ * reader of a verdict sees what "true" rules out. Found once per JVM.
  */
 public final class KnownRejections {
     private static Map<String, List<String>> byCheck;
@@ -26,8 +27,32 @@ public final class KnownRejections {
                             .add(words(m.getName()) + " (" + m.getDeclaringClass().getSimpleName() + ")");
                 }
             }
+            corpus().forEach(line -> byCheck.computeIfAbsent(line[0], k -> new ArrayList<>()).add(line[1]));
         }
         return byCheck.getOrDefault(paper + "/" + check, List.of());
+    }
+
+    /**
+     * The judge's corpus of wrong outside implementations (src/test/worker/corpus/corpus.json, on the test classpath):
+     * {paper/check, "outside implementation: bug class (file; source)"} for each check that rejects one in CI.
+     */
+    private static List<String[]> corpus() {
+        List<String[]> out = new ArrayList<>();
+        try (java.io.InputStream in = KnownRejections.class.getClassLoader().getResourceAsStream("org/mechspec/corpus/corpus.json")) {
+            if (in == null) {
+                return out;
+            }
+            for (com.fasterxml.jackson.databind.JsonNode e : new com.fasterxml.jackson.databind.ObjectMapper().readTree(in)) {
+                String source = e.path("source").asText("");
+                for (com.fasterxml.jackson.databind.JsonNode check : e.path("rejected_by")) {
+                    out.add(new String[] {e.path("paper").asText() + "/" + check.asText(), "outside implementation: " + e.path("bug_class").asText()
+                            + " (" + e.path("file").asText() + (source.isBlank() ? "" : "; " + source) + ")"});
+                }
+            }
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException("the judge's corpus list is unreadable", e);
+        }
+        return out;
     }
 
     /** {@code flippedFoldSignBreaksTheLogitIdentity} → "flipped fold sign breaks the logit identity". */

@@ -1,0 +1,44 @@
+"""Wrong: layout auto-detection: k is taken as [.., D, Tk] (pre-transposed) whenever its second-to-last axis equals
+the head dim, which is also the case for a [.., Tk, D] key tensor with Tk == D.
+
+Source: flashinfer-ai/flashinfer#264 — kv-layout documented as (num_heads, head_dim, seq_len) instead of (num_heads, seq_len, head_dim)
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "main", "worker", "python"))
+
+import numpy as np  # noqa: E402
+
+from mechspec_worker import Worker  # noqa: E402
+
+worker = Worker("k-transposed-when-square", "1.0")
+
+FT = {"f64": np.float64, "f32": np.float32}
+
+
+def kv_index(hq, hkv):
+    return np.arange(hq) // (hq // hkv)
+
+
+@worker.operation("attention", precisions=("f64", "f32"))
+def attention(inputs, params, precision):
+    ft = FT[precision]
+    q, k, v, bias = inputs["q"], inputs["k"], inputs["v"], inputs.get("bias")
+    b, hq, tq, d = q.shape
+    hkv, tk = k.shape[1], k.shape[2]
+    kv = kv_index(hq, hkv)
+
+    kt = k if k.shape[-2] == d else k.swapaxes(-1, -2)  # "already [D, Tk]" when Tk == D: wrong
+    s = q @ kt[:, kv] * ft(params["scale"])
+    if bias is not None:
+        s = s + bias[:, kv, None, :]
+    if params["causal"]:
+        s = np.where(np.arange(tk) <= np.arange(tq)[:, None] + (tk - tq), s, ft(-np.inf))
+    e = np.exp(s - s.max(-1, keepdims=True))
+    return {"out": (e / e.sum(-1, keepdims=True)) @ v[:, kv]}
+
+
+if __name__ == "__main__":
+    worker.serve()

@@ -1,0 +1,49 @@
+"""Wrong: a module-level result/plan cache keyed on the call's shapes, precision and causal flag (not on the data
+or on whether a bias came): a second call with the same shapes gets the first call's output.
+
+Source: NVIDIA/recsys-examples#379 — compile-cache key omits a specialisation parameter, a stale kernel silently gives wrong attention
+"""
+import os
+import sys
+
+sys.dont_write_bytecode = True
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "main", "worker", "python"))
+
+import numpy as np  # noqa: E402
+
+from mechspec_worker import Worker  # noqa: E402
+
+worker = Worker("stale-shape-cache", "1.0")
+
+CACHE = {}
+
+FT = {"f64": np.float64, "f32": np.float32}
+
+
+def kv_index(hq, hkv):
+    return np.arange(hq) // (hq // hkv)
+
+
+@worker.operation("attention", precisions=("f64", "f32"))
+def attention(inputs, params, precision):
+    ft = FT[precision]
+    q, k, v, bias = inputs["q"], inputs["k"], inputs["v"], inputs.get("bias")
+    b, hq, tq, d = q.shape
+    hkv, tk = k.shape[1], k.shape[2]
+    kv = kv_index(hq, hkv)
+
+    key = (precision, q.shape, k.shape, v.shape, bool(params["causal"]))
+    if key in CACHE:
+        return {"out": CACHE[key]}
+    s = q @ k[:, kv].swapaxes(-1, -2) * ft(params["scale"])
+    if bias is not None:
+        s = s + bias[:, kv, None, :]
+    if params["causal"]:
+        s = np.where(np.arange(tk) <= np.arange(tq)[:, None] + (tk - tq), s, ft(-np.inf))
+    e = np.exp(s - s.max(-1, keepdims=True))
+    CACHE[key] = (e / e.sum(-1, keepdims=True)) @ v[:, kv]
+    return {"out": CACHE[key]}
+
+
+if __name__ == "__main__":
+    worker.serve()
