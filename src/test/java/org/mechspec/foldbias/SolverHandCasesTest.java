@@ -102,6 +102,31 @@ class SolverHandCasesTest {
     }
 
     /**
+     * A wide system whose two rows are equal but for the last bits (two reference queries 1.7e-16 apart, as the
+     * fold-bias property found with a worker's NNLS that kept every key): its second singular value is rounding, not
+     * rank. Inverting it (EJML's pseudo-inverse cut, ~max(m, n)·ε·σ_max) gave a refit whose normal equations missed by
+     * 0.046; the minimum-norm solution of the rank-one system satisfies them to rounding (1e-14: a few ulps of XᵀY).
+     */
+    @Test
+    void aSingularValueAtRoundingLevelIsNotInverted() {
+        double[] x = {0.5815342216841753, 0.12379168086097507, 0.2946740974548495,
+            0.5815342216841746, 0.12379168086097561, 0.2946740974548498};
+        double[] y = {-0.7, -0.7000000000000002};
+        double[] c = LeastSquares.solve(x, 2, 3, y, 1);
+        for (int j = 0; j < 3; j++) {
+            double normal = 0; // (Xᵀ(X·c − y))_j
+            for (int i = 0; i < 2; i++) {
+                double fitted = 0;
+                for (int k = 0; k < 3; k++) {
+                    fitted += x[i * 3 + k] * c[k];
+                }
+                normal += x[i * 3 + j] * (fitted - y[i]);
+            }
+            assertThat(normal).as("normal equation %d", j).isCloseTo(0.0, within(1e-14));
+        }
+    }
+
+    /**
      * A = [[1, 0], [1, 1]], so AᵀA = [[2, 1], [1, 1]], a = (1, 1/2), Aᵀ1 = (2, 1). By hand, u(λ) = H⁻¹a / (aᵀH⁻¹a)
      * = (1/2 + λ, λ/2) / (1/2 + 5λ/4): u(1) = (6/7, 2/7) from both the KKT solve and the closed form. Tolerance
      * 1e-14 here and below: about 50 ulp of u for two small solves.
