@@ -259,7 +259,7 @@ public final class ReportListener implements TestExecutionListener {
         // JUnit keeps an aborted test's reason to itself; without these lines a run without a GPU or data looks complete.
         skipReasons.forEach((why, n) -> System.out.println("[mechspec] skipped " + n + " test(s): " + why));
         if (notJudged > 0) {
-            System.out.println("[mechspec] not judged: " + notJudged + " test(s) computed nothing of the implementation (each named in the summary)");
+            System.out.println("[mechspec] not judged: " + notJudged + " test(s) computed nothing of the implementation (the summary names each check no other test of it judged)");
         }
         try {
             if (missingData.isEmpty()) {
