@@ -19,14 +19,20 @@ public final class PnMixKernelChecks {
     private PnMixKernelChecks() {
     }
 
-    /** Bytes, codes and values (bitwise) where {@code device} differs from {@code cpu}; poisoned leftovers count. */
-    public static long quantizePackMismatches(PackedCacheOps device, PackedCacheOps cpu, long seed) {
+    /** One shape's inputs to the quantize and pack operations: values to quantize, and codes to pack. */
+    record QuantizeInputs(int tokens, int channels, int groupChannels, int tokenBits, int[] bits, double[] x, int[] codes,
+                          int[] tokenCodes) {
+    }
+
+    /**
+     * The pinned shapes (128 tokens, 64 channels of 3/1 bits, values per token of 32 channels at 2 bits), then random
+     * ones; each with a constant channel and signed zeros. Both device-side comparisons draw these from {@code seed}.
+     */
+    static List<QuantizeInputs> quantizeInputs(long seed) {
         Rng rng = new Rng(seed);
-        long bad = 0;
-        // The pinned shapes (128 tokens, 64 channels of 3/1 bits, values per token of 32 channels at 2 bits),
-        // then random ones; each with a constant channel and signed zeros.
         int[][] shapes = {{128, 64, 32, 2}, {1 + (int) (rng.uniform() * 200), 1 + (int) (rng.uniform() * 9), 0, 0},
                 {1 + (int) (rng.uniform() * 40), 12, 4, 1 + (int) (rng.uniform() * 8)}};
+        List<QuantizeInputs> out = new ArrayList<>();
         for (int[] s : shapes) {
             int tokens = s[0];
             int channels = s[1];
@@ -42,6 +48,27 @@ public final class PnMixKernelChecks {
                 x[i] = c == 0 ? 0.75 : c == 1 && rng.uniform() < 0.5 ? (rng.uniform() < 0.5 ? 0.0 : -0.0)
                         : HalfFloat.roundToHalf(rng.normal() * 2);
             }
+            int[] codes = new int[tokens * channels];
+            int[] tokenCodes = new int[tokens * channels];
+            for (int i = 0; i < codes.length; i++) {
+                codes[i] = (int) (rng.uniform() * (1 << bits[i % channels]));
+                tokenCodes[i] = (int) (rng.uniform() * (1 << tokenBits));
+            }
+            out.add(new QuantizeInputs(tokens, channels, gc, tokenBits, bits, x, codes, tokenCodes));
+        }
+        return out;
+    }
+
+    /** Bytes, codes and values (bitwise) where {@code device} differs from {@code cpu}; poisoned leftovers count. */
+    public static long quantizePackMismatches(PackedCacheOps device, PackedCacheOps cpu, long seed) {
+        long bad = 0;
+        for (QuantizeInputs in : quantizeInputs(seed)) {
+            int tokens = in.tokens();
+            int channels = in.channels();
+            int gc = in.groupChannels();
+            int tokenBits = in.tokenBits();
+            int[] bits = in.bits();
+            double[] x = in.x();
             for (OneBitLevels mode : OneBitLevels.values()) {
                 PackedBlock a = device.quantizePerChannel(x, tokens, bits, mode);
                 PackedBlock b = cpu.quantizePerChannel(x, tokens, bits, mode);
@@ -53,12 +80,8 @@ public final class PnMixKernelChecks {
                 bad += differing(device.dequantizePerToken(bt, tokens, channels, gc, tokenBits),
                         cpu.dequantizePerToken(bt, tokens, channels, gc, tokenBits));
             }
-            int[] codes = new int[tokens * channels];
-            int[] tokenCodes = new int[tokens * channels];
-            for (int i = 0; i < codes.length; i++) {
-                codes[i] = (int) (rng.uniform() * (1 << bits[i % channels]));
-                tokenCodes[i] = (int) (rng.uniform() * (1 << tokenBits));
-            }
+            int[] codes = in.codes();
+            int[] tokenCodes = in.tokenCodes();
             byte[] packed = cpu.packPerChannel(codes, tokens, bits);
             bad += PnMixChecks.differingBytes(device.packPerChannel(codes, tokens, bits), packed);
             bad += differing(device.unpackPerChannel(packed, tokens, bits), codes);
@@ -90,25 +113,14 @@ public final class PnMixKernelChecks {
      * (bitwise), and its pack then unpack returns every code in the twin's byte count. The bit order is never compared.
      */
     public static long quantizePackMismatchesOwnLayout(PackedCacheOps device, PackedCacheOps cpu, long seed) {
-        Rng rng = new Rng(seed);
         long bad = 0;
-        int[][] shapes = {{128, 64, 32, 2}, {1 + (int) (rng.uniform() * 200), 1 + (int) (rng.uniform() * 9), 0, 0},
-                {1 + (int) (rng.uniform() * 40), 12, 4, 1 + (int) (rng.uniform() * 8)}};
-        for (int[] s : shapes) {
-            int tokens = s[0];
-            int channels = s[1];
-            int gc = s[2] == 0 ? channels : s[2];
-            int tokenBits = s[3] == 0 ? 1 + (int) (rng.uniform() * 8) : s[3];
-            int[] bits = new int[channels];
-            for (int c = 0; c < channels; c++) {
-                bits[c] = s[0] == 128 ? (rng.uniform() < 0.5 ? 3 : 1) : 1 + (int) (rng.uniform() * 8);
-            }
-            double[] x = new double[tokens * channels];
-            for (int i = 0; i < x.length; i++) {
-                int c = i % channels;
-                x[i] = c == 0 ? 0.75 : c == 1 && rng.uniform() < 0.5 ? (rng.uniform() < 0.5 ? 0.0 : -0.0)
-                        : HalfFloat.roundToHalf(rng.normal() * 2);
-            }
+        for (QuantizeInputs in : quantizeInputs(seed)) {
+            int tokens = in.tokens();
+            int channels = in.channels();
+            int gc = in.groupChannels();
+            int tokenBits = in.tokenBits();
+            int[] bits = in.bits();
+            double[] x = in.x();
             for (OneBitLevels mode : OneBitLevels.values()) {
                 PackedBlock a = device.quantizePerChannel(x, tokens, bits, mode);
                 PackedBlock b = cpu.quantizePerChannel(x, tokens, bits, mode);
@@ -127,12 +139,8 @@ public final class PnMixKernelChecks {
                             cpu.dequantizePerToken(bt, tokens, channels, gc, tokenBits));
                 }
             }
-            int[] codes = new int[tokens * channels];
-            int[] tokenCodes = new int[tokens * channels];
-            for (int i = 0; i < codes.length; i++) {
-                codes[i] = (int) (rng.uniform() * (1 << bits[i % channels]));
-                tokenCodes[i] = (int) (rng.uniform() * (1 << tokenBits));
-            }
+            int[] codes = in.codes();
+            int[] tokenCodes = in.tokenCodes();
             byte[] packed = device.packPerChannel(codes, tokens, bits);
             int want = BitPacking.channelOffsets(tokens, bits)[channels];
             bad += Math.abs(packed.length - want);
