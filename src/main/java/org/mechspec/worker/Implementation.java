@@ -363,6 +363,7 @@ public final class Implementation implements AutoCloseable {
         }
         ObjectNode hello = JSON.createObjectNode().put("id", 0).put("op", "handshake").put("protocol", PROTOCOL).put("dir", dir.toString());
         JsonNode reply = request(hello, "worker '" + command + "': handshake", Math.max(timeoutMillis, HANDSHAKE_MILLIS), true);
+        process.noteDescendants(); // what it started at import is known whether or not the watcher has looked yet
         String name = reply.path("name").asText("");
         if (!name.matches(ID) || List.of("cpu", "cuda", "cuda-emulated").contains(name)) {
             throw fault("worker '" + command + "': handshake name '" + name + "' must match " + ID + " and not be cpu, cuda or cuda-emulated");

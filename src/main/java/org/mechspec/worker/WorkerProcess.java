@@ -22,6 +22,8 @@ final class WorkerProcess {
     private static final String EOF = "\u0000eof";
     /** The protocol's cap on one stdout line (PROTOCOL.md): a longer line is reported, never held in memory. */
     static final int MAX_LINE_CHARS = 64 << 20;
+    /** How long a line already written by a worker that has exited may take to reach the queue (a busy machine). */
+    private static final long AFTER_EXIT_MILLIS = 1000;
     /** Stands for a line past the cap, followed by its length. */
     static final String TOO_LONG = "\u0000too long:";
 
@@ -89,6 +91,11 @@ final class WorkerProcess {
         t.start();
     }
 
+    /** Records the descendants the worker has now (after its handshake: what it started at import), beside the watcher. */
+    void noteDescendants() {
+        process.descendants().forEach(seen::add);
+    }
+
     void send(String line) throws IOException {
         stdin.write((line + "\n").getBytes(StandardCharsets.UTF_8));
         stdin.flush();
@@ -103,9 +110,9 @@ final class WorkerProcess {
                 return line.equals(EOF) ? null : line;
             }
             if (!process.isAlive()) {
-                // Exited: its stdout may stay open in children it left behind, so the exit, not EOF, ends the wait
-                // (after what it wrote before exiting has been read).
-                line = lines.poll(200, TimeUnit.MILLISECONDS);
+                // Exited: its stdout may stay open in children it left behind, so the exit, not EOF, ends the wait,
+                // once the reader thread has had time to pass on what it wrote before exiting (a reply, then a crash).
+                line = lines.poll(AFTER_EXIT_MILLIS, TimeUnit.MILLISECONDS);
                 return line == null || line.equals(EOF) ? null : line;
             }
         }
