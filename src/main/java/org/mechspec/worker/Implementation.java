@@ -39,15 +39,10 @@ public final class Implementation implements AutoCloseable {
     static final long HANDSHAKE_MILLIS = 120_000;
     /** Lines a worker may print before its handshake reply (a banner at import): skipped, the last few quoted on failure. */
     private static final int MAX_LINES_BEFORE_HANDSHAKE = 10_000;
-    private static final String ID = "[a-z0-9][a-z0-9-]{0,63}";
     private static Implementation current;
     /** Why the current command could not start: every contract that needs it fails with this line, without a retry each. */
     private static RuntimeException startFailure;
     private static String failedCommand;
-
-    /** What the worker said it is and serves. */
-    public record Handshake(String name, String version, Map<String, List<String>> operations) {
-    }
 
     private final String command;
     private final long timeoutMillis;
@@ -364,30 +359,11 @@ public final class Implementation implements AutoCloseable {
         ObjectNode hello = JSON.createObjectNode().put("id", 0).put("op", "handshake").put("protocol", PROTOCOL).put("dir", dir.toString());
         JsonNode reply = request(hello, "worker '" + command + "': handshake", Math.max(timeoutMillis, HANDSHAKE_MILLIS), true);
         process.noteDescendants(); // what it started at import is known whether or not the watcher has looked yet
-        String name = reply.path("name").asText("");
-        if (!name.matches(ID) || List.of("cpu", "cuda", "cuda-emulated").contains(name)) {
-            throw fault("worker '" + command + "': handshake name '" + name + "' must match " + ID + " and not be cpu, cuda or cuda-emulated");
+        try {
+            return Handshake.of(reply, command);
+        } catch (IllegalArgumentException e) {
+            throw fault(e.getMessage());
         }
-        Map<String, List<String>> ops = new TreeMap<>();
-        JsonNode declared = reply.path("operations");
-        for (var it = declared.fields(); it.hasNext(); ) {
-            var e = it.next();
-            List<String> known = Operations.precisions(e.getKey());
-            if (known == null) {
-                throw fault("worker " + name + ": handshake names unknown operation '" + e.getKey() + "' (known: "
-                        + String.join(", ", Operations.names()) + ")");
-            }
-            List<String> precisions = new ArrayList<>();
-            e.getValue().forEach(p -> precisions.add(p.asText()));
-            if (precisions.isEmpty() || !known.containsAll(precisions)) {
-                throw fault("worker " + name + ": operation " + e.getKey() + " declares precisions " + precisions + "; it has " + known);
-            }
-            ops.put(e.getKey(), List.copyOf(precisions));
-        }
-        if (ops.isEmpty()) {
-            throw fault("worker " + name + ": handshake declares no operations");
-        }
-        return new Handshake(name, reply.path("version").asText(""), ops);
     }
 
     /** {@link #provenance(String)} of the paper whose contracts run now. */

@@ -28,7 +28,7 @@ public final class WorkerBackend implements Backend {
 
     @Override
     public String device() {
-        Implementation.Handshake h = implementation.handshake();
+        Handshake h = implementation.handshake();
         return h.name() + " " + h.version() + " (outside implementation; mechspec's CPU serves the rest)";
     }
 
