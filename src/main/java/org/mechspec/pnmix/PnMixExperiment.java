@@ -39,16 +39,16 @@ public record PnMixExperiment(long seed, String datasetSha256, Projections truth
     /** The same with the mechanism's pair scores given (the baselines use no saliency). */
     static PnMixExperiment over(long seed, Projections truth, Rng rng, String datasetSha256, PnMixConfig config,
                                 Backend backend, SaliencyScores saliency) {
-        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, saliency, true)
+        PnMixResult main = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), saliency, true)
                 .run(truth, KeyPlan.saliency());
         PairMask[] masks = RandomMasks.draw(rng, RANDOM_MASKS, config.model().kvHeads(), config.model().pairs(), config.highPairsPerHead());
         PnMixResult[] random = new PnMixResult[masks.length];
         for (int m = 0; m < masks.length; m++) {
-            random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), backend, false)
+            random[m] = new PnMixProtocol(config, PackedCacheOps.forBackend(backend), false)
                     .run(truth, KeyPlan.fixedMask(masks[m]));
         }
         PnMixResult uniform = new PnMixProtocol(config.withKeyBits(UNIFORM_KEY_BITS, UNIFORM_KEY_BITS),
-                PackedCacheOps.forBackend(backend), backend, false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
+                PackedCacheOps.forBackend(backend), false).run(truth, KeyPlan.uniform(UNIFORM_KEY_BITS));
         return new PnMixExperiment(seed, datasetSha256, truth, main, random, uniform);
     }
 

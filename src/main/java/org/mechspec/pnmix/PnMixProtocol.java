@@ -2,7 +2,7 @@ package org.mechspec.pnmix;
 
 import java.util.Arrays;
 import org.mechspec.compute.AttentionShape;
-import org.mechspec.compute.Backend;
+import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 
@@ -15,24 +15,22 @@ import org.mechspec.compute.HalfFloat;
 public final class PnMixProtocol {
     private final PnMixConfig config;
     private final PackedCacheOps ops;
-    private final Backend backend;
     private final SaliencyScores saliency;
     private final boolean measureOracle;
 
     /**
-     * @param backend runs the dequantized-cache oracle attention
-     * @param measureOracle also compare each online call with backend attention over the dequantized cache
+     * @param measureOracle also compare each online call with the definition: mechspec's fp64 CPU attention over the
+     *                      cache as the implementation's own dequantize reads it (never the run's attention, which may
+     *                      be the implementation's too)
      */
-    public PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, boolean measureOracle) {
-        this(config, ops, backend, PairSaliency::scores, measureOracle);
+    public PnMixProtocol(PnMixConfig config, PackedCacheOps ops, boolean measureOracle) {
+        this(config, ops, PairSaliency::scores, measureOracle);
     }
 
     /** @param saliency the pair scores the mask is chosen from (the protocol's: {@link PairSaliency#scores}) */
-    PnMixProtocol(PnMixConfig config, PackedCacheOps ops, Backend backend, SaliencyScores saliency,
-                  boolean measureOracle) {
+    PnMixProtocol(PnMixConfig config, PackedCacheOps ops, SaliencyScores saliency, boolean measureOracle) {
         this.config = config;
         this.ops = ops;
-        this.backend = backend;
         this.saliency = saliency;
         this.measureOracle = measureOracle;
     }
@@ -183,7 +181,7 @@ public final class PnMixProtocol {
         if (measureOracle) {
             double[] k = CacheContents.headMajor(CacheContents.keys(view, counted), len, config.model().kvHeads(), d);
             double[] v = CacheContents.headMajor(CacheContents.values(view, counted), len, config.model().kvHeads(), d);
-            double[] o = backend.attention(AttentionShape.of(1, hq, config.model().kvHeads(), 1, len, d, d, false), q, k, v, null);
+            double[] o = CpuBackend.INSTANCE.attention(AttentionShape.of(1, hq, config.model().kvHeads(), 1, len, d, d, false), q, k, v, null);
             for (int i = 0; i < o.length; i++) {
                 acc.oracleError = Math.max(acc.oracleError, Math.abs(o[i] - quant.out()[i]));
             }

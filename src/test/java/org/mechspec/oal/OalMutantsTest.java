@@ -1,6 +1,7 @@
 package org.mechspec.oal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.util.Arrays;
@@ -414,5 +415,43 @@ class OalMutantsTest {
 
     private static OalRun tinyRun() {
         return OalProtocol.run(42, CpuBackend.INSTANCE, TinyOal.model(3, 5), TinyOal.blocks(1, 32 * 30), TinyOal.blocks(2, 32 * 5));
+    }
+
+    /**
+     * Right but different: OAL written plainly from its definition (a pair at a time, fp64 and float arithmetic)
+     * passes every forms property half in every regime; the bound does not condemn another rounding order.
+     */
+    @Test
+    void plainDefinitionPassesTheFormsPropertyHalves() {
+        OalContracts.formsWithinBoundOverRegimes(new PlainOalOps(PlainOalOps.Fault.NONE), 40, OalRegimes.BUDGET, OalContracts.Form.BOTH);
+    }
+
+    /** Keys in tiles of 32 with a partial last tile skipped: the old shapes (≤ 24 tokens) and the seeded 32 never showed it. */
+    @Test
+    @Breaks(paper = "oal", check = "recurrent_dense_equivalence")
+    @Breaks(paper = "oal", check = "oal_dense_cuda_flash_rule")
+    @Breaks(paper = "oal", check = "oal_recurrent_cuda_flash_rule")
+    void formsDroppingAPartialLastTileFailTheFormsPropertyHalves() {
+        rejectedOnlyByTheRegimes(PlainOalOps.Fault.PARTIAL_TILE_DROPPED);
+    }
+
+    /** q·k over at most 64 channels: the old shapes' head dims (≤ 32) and the seeded 32 never showed it. */
+    @Test
+    @Breaks(paper = "oal", check = "recurrent_dense_equivalence")
+    @Breaks(paper = "oal", check = "oal_dense_cuda_flash_rule")
+    @Breaks(paper = "oal", check = "oal_recurrent_cuda_flash_rule")
+    void formsCappedAt64ChannelsFailTheFormsPropertyHalves() {
+        rejectedOnlyByTheRegimes(PlainOalOps.Fault.CHANNELS_CAPPED_AT_64);
+    }
+
+    private static void rejectedOnlyByTheRegimes(PlainOalOps.Fault fault) {
+        PlainOalOps broken = new PlainOalOps(fault);
+        TinyOal.AgreementCase old = TinyOal.agreementCase(42, 24, 4, 3);
+        assertThat(RoundingAgreement.measure(broken, old.samples(), old.groups(), Grouping.GROUPS, old.factors()).holds())
+                .as("%s on 24 tokens of head dim 32", fault).isTrue();
+        for (OalContracts.Form form : OalContracts.Form.values()) {
+            assertThatThrownBy(() -> OalContracts.formsWithinBoundOverRegimes(broken, 40, OalRegimes.BUDGET, form)).as("%s, %s", fault, form)
+                    .isInstanceOf(AssertionError.class).hasMessageContaining("worst_error_over_bound");
+        }
     }
 }

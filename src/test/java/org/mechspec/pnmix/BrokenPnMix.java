@@ -16,7 +16,7 @@ final class BrokenPnMix {
     }
 
     static PnMixResult run(PnMixConfig c, Projections truth) {
-        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true)
+        return new PnMixProtocol(c, new CpuPackedCacheOps(), true)
                 .run(truth, KeyPlan.saliency());
     }
 

@@ -61,7 +61,7 @@ class PackedAttentionDeviceCallsTest {
             Rng rng = new Rng(42);
             Projections truth = new RandomRopeLayer(rng, config).project(HamletTokens.first(config.totalTokens()).bytes());
             Traced traced = new Traced(PackedCacheOps.forBackend(cuda));
-            new PnMixProtocol(config, traced, cuda, true).run(truth, KeyPlan.saliency());
+            new PnMixProtocol(config, traced, true).run(truth, KeyPlan.saliency());
             System.out.println("traced_attention_calls " + traced.calls);
         }
     }

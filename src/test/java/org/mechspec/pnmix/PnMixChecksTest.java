@@ -29,7 +29,7 @@ class PnMixChecksTest {
     private final PnMixResult r = run(c, truth);
 
     private static PnMixResult run(PnMixConfig c, Projections truth) {
-        return new PnMixProtocol(c, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, new CpuPackedCacheOps(), true).run(truth, KeyPlan.saliency());
     }
 
     private static PackedKvCache withGroups(PackedKvCache k, List<PackedKvCache.Group> groups) {

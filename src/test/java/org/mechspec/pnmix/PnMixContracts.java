@@ -19,6 +19,7 @@ import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.OneBitLevels;
 import org.mechspec.compute.Rng;
+import org.mechspec.spec.AttentionRegimes;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.FlashRule;
 import org.mechspec.spec.PropertyRun;
@@ -171,7 +172,7 @@ class PnMixContracts {
     /** The protocol over a small configuration, on the run's backend (the worker's operations where one is judged). */
     private static PnMixResult smallRun(PnMixConfig c, long seed, Backend backend) {
         Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
-        return new PnMixProtocol(c, PackedCacheOps.forBackend(backend), backend, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, PackedCacheOps.forBackend(backend), true).run(truth, KeyPlan.saliency());
     }
 
     @Contract(paper = PAPER, check = "saliency_computed_once")
@@ -390,30 +391,27 @@ class PnMixContracts {
                 .as("packed attention vs dequantized oracle: %s", r.quality().packedVsOracleMaxError()).isTrue();
     }
 
+    /** Property half: the run's packed attention against the fp64 definition over its own dequantized cache, in every regime. */
     @Contract(paper = PAPER, check = "packed_attention_matches_dequantized_oracle")
     @Test
     void packedAttentionEqualsAttentionOverTheDequantizedCache(PropertyRun run) {
-        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
-        qt().withExamples(Stress.examples(40)).forAll(integers().between(1, 300), kvShapes(), integers().between(1, 6), longs().all())
-                .checkAssert((n, shape, queries, seed) -> {
-                    PnMixConfig c = PnMixFixtures.small(2 * shape[0], shape[0], shape[1], 5, 16, 6, 0, 3, 1, 2);
-                    StreamingCache cache = PnMixFixtures.filledCache(c, ops, PnMixFixtures.randomMask(c, seed)
-                            .channelBits(c.model().headDim(), c.model().layout(), 3, 1), new byte[4], n, seed, null);
-                    PackedKvCache view = cache.view();
-                    int tq = Math.min(queries, n);
-                    boolean causal = seed % 2 == 0;
-                    double[] q = new Rng(seed + 1).normals(c.model().queryHeads() * tq * c.model().headDim(), 0, 1);
-                    double[] packed = ops.attend(view, q, c.model().queryHeads(), tq, causal, false).out();
-                    // The oracle: the implementation's own dequantize reads its cache (whose bit order is its own; the byte
-                    // counts are the paper's), then mechspec's fp64 attention, apart from the implementation's, reads that.
-                    PnMixChecks.requirePaperByteCounts(view);
-                    double[] k = CacheContents.headMajor(CacheContents.keys(view, ops), n, c.model().kvHeads(), c.model().headDim());
-                    double[] v = CacheContents.headMajor(CacheContents.values(view, ops), n, c.model().kvHeads(), c.model().headDim());
-                    double[] oracle = CpuBackend.INSTANCE.attention(AttentionShape.of(1, c.model().queryHeads(), c.model().kvHeads(), tq, n,
-                            c.model().headDim(), c.model().headDim(), causal), q, k, v, null);
-                    Stress.figure("packed_vs_oracle_max_error", maxAbsDiff(packed, oracle), "<=", 1e-12, () -> c + ", " + n + " tokens");
-                    assertThat(maxAbsDiff(packed, oracle)).isLessThanOrEqualTo(1e-12);
-                });
+        packedAttentionWithinBoundOverRegimes(PackedCacheOps.forBackend(run.backend()), Stress.examples(40), PackedAttentionRegimes.BUDGET);
+    }
+
+    /**
+     * Over {@link PackedAttentionRegimes}: the implementation's own quantizers build the cache and its own dequantize
+     * reads it back (its bit order is its own; the byte counts are the paper's); mechspec's fp64 attention over what it
+     * read is the oracle. Within the forward error bound of an fp64 computation, its own dequantization and the oracle's
+     * error; never NaN or infinite.
+     */
+    static void packedAttentionWithinBoundOverRegimes(PackedCacheOps ops, int examples, long budget) {
+        qt().withExamples(examples).forAll(PackedAttentionRegimes.draws(budget)).checkAssert(w -> {
+            PackedAttentionRegimes.Case c = PackedAttentionRegimes.build(w, ops);
+            PnMixChecks.requirePaperByteCounts(c.cache());
+            double[] packed = ops.attend(c.cache(), c.q(), c.config().model().queryHeads(), w.queries(), w.causal(), false).out();
+            double[] oracle = CpuBackend.INSTANCE.attention(c.shape(), c.q(), c.k(), c.v(), null);
+            AttentionRegimes.judgeWithinBound("packed_vs_oracle_max_error", packed, oracle, 2 * c.bound(c.q(), FlashRule.FP64_UNIT_ROUNDOFF), c);
+        });
     }
 
     @Contract(paper = PAPER, check = "online_matches_final_outside_requantized_window")
@@ -596,19 +594,26 @@ class PnMixContracts {
         all.forEach((which, v) -> assertThat(v.holds()).as("%s: %s", which, v).isTrue());
     }
 
-    /** Property half: the run's fp32 packed attention stays within fp32 noise of the CPU fp64 oracle over random packed caches. */
+    /** Property half: the run's fp32 packed attention within an fp32 computation's bound of the fp64 definition, in every regime. */
     @Contract(paper = PAPER, check = "cuda_packed_attention_flash_rule")
     @Test
     void fp32PackedAttentionWithinNoiseOfTheOracle(PropertyRun run) {
-        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
-        qt().withExamples(Stress.examples(30)).forAll(longs().all()).checkAssert(seed -> {
-            PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 1, PnMixKernelChecks.owner(ops));
-            CpuPackedCacheOps cpu = new CpuPackedCacheOps();
-            double[] oracle = cpu.attend(a.reference(), a.q(), a.queryHeads(), a.queryLen(), a.causal(), false).out();
-            double[] fp32 = FloatArrays.widen(ops.attendFp32(a.cache(), a.qf(), a.queryHeads(), a.queryLen(), a.causal()));
-            flashRuleHolds(FlashRule.judge(fp32, oracle, oracle, FlashRule.FP32_UNIT_ROUNDOFF, a.chain()));
+        fp32PackedAttentionWithinBoundOverRegimes(PackedCacheOps.forBackend(run.backend()), Stress.examples(30), PackedAttentionRegimes.BUDGET);
+    }
+
+    /** As {@link #packedAttentionWithinBoundOverRegimes}, for q rounded to fp32 and an fp32 computation. */
+    static void fp32PackedAttentionWithinBoundOverRegimes(PackedCacheOps ops, int examples, long budget) {
+        qt().withExamples(examples).forAll(PackedAttentionRegimes.draws(budget)).checkAssert(w -> {
+            PackedAttentionRegimes.Case c = PackedAttentionRegimes.build(w, ops);
+            float[] qf = FloatArrays.narrow(c.q());
+            double[] q = FloatArrays.widen(qf);
+            double[] out = FloatArrays.widen(ops.attendFp32(c.cache(), qf, c.config().model().queryHeads(), w.queries(), w.causal()));
+            double[] oracle = CpuBackend.INSTANCE.attention(c.shape(), q, c.k(), c.v(), null);
+            AttentionRegimes.judgeWithinBound("packed_attention_fp32_max_error", out, oracle,
+                    c.bound(q, FlashRule.FP32_UNIT_ROUNDOFF) + c.bound(q, FlashRule.FP64_UNIT_ROUNDOFF), c);
         });
     }
+
 
     static double maxAbsDiff(double[] a, double[] b) {
         double m = 0;

@@ -206,7 +206,7 @@ class PnMixDefinitionContracts {
         qt().withExamples(Stress.examples(20)).forAll(PnMixContracts.smallProtocols(), longs().all()).checkAssert((c, seed) -> {
             Projections truth = PnMixFixtures.syntheticTruth(c, seed, c.model().layout());
             PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
-            PnMixResult r = new PnMixProtocol(c, ops, run.backend(), false).run(truth, KeyPlan.saliency());
+            PnMixResult r = new PnMixProtocol(c, ops, false).run(truth, KeyPlan.saliency());
             for (FigureChecks.Figure f : FigureChecks.figures(r, truth, ops)) {
                 Stress.figure(f.name() + "_deviation_over_bound", f.overBound(), "<=", 1, () -> c + ", seed " + seed);
                 assertThat(f.holds()).as("%s", f).isTrue();

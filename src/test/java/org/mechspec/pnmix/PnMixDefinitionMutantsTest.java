@@ -28,7 +28,7 @@ class PnMixDefinitionMutantsTest {
     private final Projections truth = PnMixFixtures.syntheticTruth(pinned, SEED, PairLayout.ADJACENT);
 
     private PnMixResult run(PackedCacheOps ops) {
-        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(pinned, ops, true).run(truth, KeyPlan.saliency());
     }
 
     // ---- RoPE ------------------------------------------------------------------------------------------------

@@ -1,6 +1,7 @@
 package org.mechspec.pnmix;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -44,7 +45,7 @@ class PnMixMutantsTest {
     }
 
     private PnMixResult run(PackedCacheOps ops, Projections truth) {
-        return new PnMixProtocol(pinned, ops, CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(pinned, ops, true).run(truth, KeyPlan.saliency());
     }
 
     @Test
@@ -163,8 +164,7 @@ class PnMixMutantsTest {
         PnMixExperiment e = PlantedPairs.experiment(SEED, BrokenPnMix.INVERTED_SALIENCY);
         assertThat(PnMixChecks.saliencyBeatsRandomMasks(e)).isFalse();
         assertThat(PnMixChecks.mixedBeatsUniformAtEqualBytes(e)).isFalse();
-        PnMixResult inverted = new PnMixProtocol(pinned, new CpuPackedCacheOps(), CpuBackend.INSTANCE,
-                BrokenPnMix.INVERTED_SALIENCY, true).run(truth(), KeyPlan.saliency());
+        PnMixResult inverted = new PnMixProtocol(pinned, new CpuPackedCacheOps(), BrokenPnMix.INVERTED_SALIENCY, true).run(truth(), KeyPlan.saliency());
         assertThat(PnMixChecks.saliencyMaskMismatches(inverted, truth())).isPositive();
     }
 
@@ -258,5 +258,53 @@ class PnMixMutantsTest {
                 assertThat(PnMixKernelChecks.decodeFp32(broken, cache, c).holds()).as("%s fp32", f).isFalse();
             }
         }
+    }
+
+    /**
+     * Right but different: attention written plainly (online softmax one key at a time, fp64 and float arithmetic)
+     * passes both packed-attention property halves in every regime; their bound does not condemn another rounding order.
+     */
+    @Test
+    void plainOnlineSoftmaxPassesBothPackedAttentionPropertyHalves() {
+        PackedCacheOps plain = new PlainPackedAttentionOps(PlainPackedAttentionOps.Fault.NONE);
+        PnMixContracts.packedAttentionWithinBoundOverRegimes(plain, 40, PackedAttentionRegimes.BUDGET);
+        PnMixContracts.fp32PackedAttentionWithinBoundOverRegimes(plain, 30, PackedAttentionRegimes.BUDGET);
+    }
+
+    /**
+     * A softmax without the max shift is right on the pinned cache (ordinary logits); the regimes' dominant sink keys,
+     * large and shifted logits overflow its exp.
+     */
+    @Test
+    @Breaks(paper = "pn-mix", check = "packed_attention_matches_dequantized_oracle")
+    @Breaks(paper = "pn-mix", check = "cuda_packed_attention_flash_rule")
+    void packedAttentionWithoutTheMaxShiftFailsBothPropertyHalves() {
+        rejectedOnlyByTheRegimes(PlainPackedAttentionOps.Fault.NO_MAX_SHIFT, true);
+    }
+
+    /** q·k over at most 64 channels: the pinned head dim (32) and the old property's (≤ 32) never showed it. */
+    @Test
+    @Breaks(paper = "pn-mix", check = "packed_attention_matches_dequantized_oracle")
+    @Breaks(paper = "pn-mix", check = "cuda_packed_attention_flash_rule")
+    void packedAttentionCappedAt64ChannelsFailsBothPropertyHalves() {
+        rejectedOnlyByTheRegimes(PlainPackedAttentionOps.Fault.HEAD_DIM_CAPPED_AT_64, true);
+    }
+
+    /** Query head h reading KV head h / 2: right at a GQA ratio of 2 (the old property's only ratio), wrong at 1 and 3–8. */
+    @Test
+    @Breaks(paper = "pn-mix", check = "packed_attention_matches_dequantized_oracle")
+    @Breaks(paper = "pn-mix", check = "cuda_packed_attention_flash_rule")
+    void packedAttentionForOneGqaRatioFailsBothPropertyHalves() {
+        rejectedOnlyByTheRegimes(PlainPackedAttentionOps.Fault.GQA_RATIO_TWO, false);
+    }
+
+    private static void rejectedOnlyByTheRegimes(PlainPackedAttentionOps.Fault fault, boolean pinnedPasses) {
+        PackedCacheOps broken = new PlainPackedAttentionOps(fault);
+        PnMixKernelChecks.AttentionCase pinned = PnMixKernelChecks.attentionCase(SEED, 0);
+        assertThat(PnMixKernelChecks.attentionFp64(broken, pinned).holds()).as("%s on the pinned cache", fault).isEqualTo(pinnedPasses);
+        assertThatThrownBy(() -> PnMixContracts.packedAttentionWithinBoundOverRegimes(broken, 40, PackedAttentionRegimes.BUDGET)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("packed_vs_oracle_max_error");
+        assertThatThrownBy(() -> PnMixContracts.fp32PackedAttentionWithinBoundOverRegimes(broken, 30, PackedAttentionRegimes.BUDGET)).isInstanceOf(AssertionError.class)
+                .hasMessageContaining("packed_attention_fp32_max_error");
     }
 }

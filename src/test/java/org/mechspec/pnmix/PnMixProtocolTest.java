@@ -28,7 +28,7 @@ class PnMixProtocolTest {
     }
 
     private PnMixResult run(PnMixConfig c, PackedCacheOps ops, Projections truth) {
-        return new PnMixProtocol(c, ops, CpuBackend.INSTANCE, true).run(truth, KeyPlan.saliency());
+        return new PnMixProtocol(c, ops, true).run(truth, KeyPlan.saliency());
     }
 
     /** Saliency over the non-sink tokens before {@code end} (2 KV heads, 4 pairs, 2 high). */
@@ -41,7 +41,7 @@ class PnMixProtocolTest {
         Projections t = truth(config);
         Projections wider = new Projections(t.tokens(), t.queryHeads(), t.kvHeads(), 10, t.qPreRope(), t.kPreRope(),
                 t.qRope(), t.kRope(), t.q(), t.k(), t.v());
-        assertThatThrownBy(() -> new PnMixProtocol(config, new CpuPackedCacheOps(), CpuBackend.INSTANCE, true)
+        assertThatThrownBy(() -> new PnMixProtocol(config, new CpuPackedCacheOps(), true)
                 .run(wider, KeyPlan.saliency()))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("do not fit the protocol's 18 tokens");
     }

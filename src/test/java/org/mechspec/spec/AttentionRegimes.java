@@ -1,5 +1,6 @@
 package org.mechspec.spec;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.quicktheories.generators.SourceDSL.booleans;
 import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
@@ -55,7 +56,8 @@ public final class AttentionRegimes {
         public String toString() {
             AttentionShape s = shape;
             return regime + " B=" + s.batch() + " Hq=" + s.queryHeads() + " Hkv=" + s.kvHeads() + " Tq=" + s.queryLen() + " Tk=" + s.keyLen()
-                    + " D=" + s.headDim() + " Dv=" + s.valueDim() + " causal=" + s.causal() + " bias=" + (bias != null);
+                    + " D=" + s.headDim() + " Dv=" + s.valueDim() + " causal=" + s.causal() + " bias=" + (bias != null)
+                    + String.format("; max |logit| %.4g", maxAbsLogit());
         }
 
         /** The largest |logit| a visible (query, key) pair has: what the regime reached. */
@@ -156,13 +158,62 @@ public final class AttentionRegimes {
      * formula at fp64's u, so a comparison with it adds both.
      */
     public static double errorBound(Case c, double u) {
-        AttentionShape s = c.shape();
-        double logitError = gamma(s.headDim() + 2, u) * logitMagnitudes(c, true);
-        double maxV = 0;
-        for (double x : c.v()) {
-            maxV = Math.max(maxV, Math.abs(x));
+        return errorBound(c.shape(), c.q(), c.k(), c.v(), c.bias(), u, 0);
+    }
+
+    /**
+     * As {@link #errorBound(Case, double)}, for inputs the computation may itself reconstruct to within
+     * {@code inputSlack}·max|k| (keys) and {@code inputSlack}·max|v| (values) per element, as a kernel that dequantizes
+     * a packed cache in its own order does: the logits move by at most inputSlack·scale·‖q‖₁·max|k| more, the output by
+     * inputSlack·max|v| more.
+     */
+    public static double errorBound(AttentionShape s, double[] q, double[] k, double[] v, double[] bias, double u, double inputSlack) {
+        double maxK = maxAbs(k);
+        double maxV = maxAbs(v);
+        double maxQ1 = 0;
+        for (int row = 0; row < s.queryElements() / s.headDim(); row++) {
+            double n1 = 0;
+            for (int x = 0; x < s.headDim(); x++) {
+                n1 += Math.abs(q[row * s.headDim() + x]);
+            }
+            maxQ1 = Math.max(maxQ1, n1);
         }
-        return Math.expm1(2 * logitError) * maxV + gamma(4L * s.keyLen() + 16, u) * Math.max(1, maxV);
+        double logitError = gamma(s.headDim() + 2, u) * logitMagnitudes(s, q, k, bias, true) + inputSlack * s.scale() * maxQ1 * maxK;
+        return Math.expm1(2 * logitError) * maxV + gamma(4L * s.keyLen() + 16, u) * Math.max(1, maxV) + inputSlack * maxV;
+    }
+
+    /**
+     * Every element of {@code out} finite and within {@code bound} of {@code oracle}: the figure (the largest error,
+     * infinite where an element is not finite) is recorded, and a failure's message leads with it, then the case.
+     */
+    public static void judgeWithinBound(String figure, double[] out, double[] oracle, double bound, Object c) {
+        double maxError = 0;
+        int nonFinite = 0;
+        int worst = -1;
+        for (int i = 0; i < out.length; i++) {
+            if (!Double.isFinite(out[i])) {
+                nonFinite++;
+            } else if (Math.abs(out[i] - oracle[i]) > maxError) {
+                maxError = Math.abs(out[i] - oracle[i]);
+                worst = i;
+            }
+        }
+        Stress.figure(figure, nonFinite > 0 ? Double.POSITIVE_INFINITY : maxError, "<=", bound, () -> c);
+        assertThat(nonFinite).as("%s: %d non-finite output elements (%s)", figure, nonFinite, c).isZero();
+        assertThat(maxError).as("%s = %.3e > %.3e at output element %d (%s)", figure, maxError, bound, worst, c).isLessThanOrEqualTo(bound);
+    }
+
+    /** The largest |scale·q·k + bias| over visible (query, key) pairs: what a case's logits reached. */
+    public static double maxAbsLogit(AttentionShape s, double[] q, double[] k, double[] bias) {
+        return logitMagnitudes(s, q, k, bias, false);
+    }
+
+    private static double maxAbs(double[] x) {
+        double m = 0;
+        for (double e : x) {
+            m = Math.max(m, Math.abs(e));
+        }
+        return m;
     }
 
     private static double gamma(long n, double u) {
@@ -174,7 +225,10 @@ public final class AttentionRegimes {
      * bound) or the largest |scale·q·k + bias|.
      */
     private static double logitMagnitudes(Case c, boolean absolute) {
-        AttentionShape s = c.shape();
+        return logitMagnitudes(c.shape(), c.q(), c.k(), c.bias(), absolute);
+    }
+
+    private static double logitMagnitudes(AttentionShape s, double[] q, double[] k, double[] biases, boolean absolute) {
         int d = s.headDim();
         int group = s.queryHeads() / s.kvHeads();
         double max = 0;
@@ -187,10 +241,10 @@ public final class AttentionRegimes {
                         int kOff = (kvBase + j) * d;
                         double dot = 0;
                         for (int x = 0; x < d; x++) {
-                            double p = c.q()[qOff + x] * c.k()[kOff + x];
+                            double p = q[qOff + x] * k[kOff + x];
                             dot += absolute ? Math.abs(p) : p;
                         }
-                        double bias = c.bias() == null ? 0 : c.bias()[kvBase + j];
+                        double bias = biases == null ? 0 : biases[kvBase + j];
                         max = Math.max(max, absolute ? s.scale() * dot + Math.abs(bias) : Math.abs(s.scale() * dot + bias));
                     }
                 }
