@@ -4,7 +4,7 @@ Usage: misbehaving_worker.py MODE [STATE_DIR]. It speaks the protocol by hand (n
 round_to_half, and misbehaves as MODE says: in the handshake (bad-name, unknown-op, no-ops, dup-keys; banner prints
 before it, which is allowed), in a reply (nan,
 dtype, shape, missing, extra, no-file, fifo, zero-link, huge, error, invalid), on the wire (garbage, wrong-id), or as a process (crash, hang,
-child, crash-with-children). The -once modes misbehave on the first call only, remembered across restarts in STATE_DIR.
+child, crash-with-children, busy-with-child). The -once modes misbehave on the first call only, remembered across restarts in STATE_DIR.
 """
 import json
 import os
@@ -99,6 +99,14 @@ for line in sys.stdin:
         sys.stderr.flush()
         os._exit(3)
     if MODE == "hang" or (MODE == "hang-once" and once):
+        time.sleep(600)
+    if MODE == "busy-with-child":
+        # Busy in a call with a child of its own (its command line carries STATE), as when the user presses Ctrl-C:
+        # STATE/in-call says the call has begun and names both pids.
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1000)", STATE])
+        with open(os.path.join(STATE, "in-call.tmp"), "w") as f:
+            f.write("%d %d\n" % (os.getpid(), child.pid))
+        os.replace(os.path.join(STATE, "in-call.tmp"), os.path.join(STATE, "in-call"))
         time.sleep(600)
     if MODE == "garbage":
         sys.stdout.write("loading weights... 100%\n")

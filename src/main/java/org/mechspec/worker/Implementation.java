@@ -99,10 +99,14 @@ public final class Implementation implements AutoCloseable {
                 throw e;
             }
             Implementation started = current;
-            Runtime.getRuntime().addShutdownHook(new Thread(started::close, "mechspec-worker-stop"));
+            // Ctrl-C or SIGTERM: no grace for a worker that may be busy in a call; the run ends within 2 s.
+            Runtime.getRuntime().addShutdownHook(new Thread(started::closeAtShutdown, "mechspec-worker-stop"));
         }
         return current;
     }
+
+    /** How long a worker gets to exit on its own when the JVM is shutting down (Ctrl-C, SIGTERM) before it is killed. */
+    static final long SHUTDOWN_GRACE_MILLIS = 200;
 
     /** A worker of its own, outside the run's (its caller closes it). */
     static Implementation start(String command, long timeoutMillis, List<Path> files) {
@@ -390,10 +394,20 @@ public final class Implementation implements AutoCloseable {
      */
     @Override
     public void close() {
+        close(5000);
+    }
+
+    /** As {@link #close()} when the JVM is shutting down: the worker, busy in a call or not, is killed at once. */
+    public void closeAtShutdown() {
+        close(SHUTDOWN_GRACE_MILLIS);
+    }
+
+    /** As {@link #close()}, with {@code graceMillis} for the worker to exit on closed stdin before its tree is killed. */
+    void close(long graceMillis) {
         closed = true;
         WorkerProcess running = process;
         if (running != null) {
-            running.stop(5000);
+            running.stop(graceMillis);
         }
         synchronized (this) {
             process = null;

@@ -144,9 +144,10 @@ final class RunCommand implements Callable<Integer> {
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         FailurePrinter printer = new FailurePrinter(stdout, quiet);
+        RunInterruption progress = new RunInterruption();
         try {
-            org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(), properties,
-                    out.toAbsolutePath().resolve("allure-results"), summary, printer);
+            progress.during(() -> org.mechspec.spec.ScopedLaunch.execute(org.junit.platform.launcher.core.LauncherFactory.create(), request(),
+                    properties, out.toAbsolutePath().resolve("allure-results"), summary, printer, progress), out, stdout);
         } finally {
             Implementation.closeCurrent(); // nothing of the worker outlives the run
         }
