@@ -58,9 +58,14 @@ public record Manifest(
 
     /**
      * A declared check; {@code threshold} is NaN when the check is a plain yes/no; {@code regimes} names the kinds of
-     * input its property half draws (empty when it declares none), for the report's description.
+     * input its property half draws (empty when it declares none), for the report's description; {@code judges} names
+     * the operations of an outside implementation the check is about (empty: any it calls), so a check whose pipeline
+     * called the implementation's other operations, but none of these, says "not judged" instead of "held".
      */
-    public record Check(String name, double threshold, String description, List<String> regimes) {
+    public record Check(String name, double threshold, String description, List<String> regimes, List<String> judges) {
+        public Check(String name, double threshold, String description, List<String> regimes) {
+            this(name, threshold, description, regimes, List.of());
+        }
     }
 
     /** A declared metric and the drift tolerated against the committed reference: |a−b| ≤ abs + rel·|b|. */

@@ -160,7 +160,8 @@ public final class ManifestLoader {
             String name = f.string(c, "name", at);
             double threshold = c.has("threshold") ? f.number(c, "threshold", at) : Double.NaN;
             List<String> regimes = c.has("regimes") ? f.strings(c, "regimes") : List.of();
-            if (checks.put(name, new Manifest.Check(name, threshold, f.string(c, "description", at), regimes)) != null) {
+            List<String> judges = c.has("judges") ? f.strings(c, "judges") : List.of();
+            if (checks.put(name, new Manifest.Check(name, threshold, f.string(c, "description", at), regimes, judges)) != null) {
                 throw new ManifestException(file + ": field '" + at + ".name' repeats check '" + name + "'");
             }
         }
@@ -238,6 +239,16 @@ public final class ManifestLoader {
                 if (!org.mechspec.worker.Operations.names().contains(op)) {
                     throw new ManifestException(file + ": field 'operations' names '" + op + "', which is no worker operation (PROTOCOL.md: "
                             + String.join(", ", org.mechspec.worker.Operations.names()) + ")");
+                }
+            }
+        }
+        List<String> operations = root.has("operations") ? f.strings(root, "operations") : List.of();
+        for (Manifest.Check c : checks.values()) {
+            for (String op : c.judges()) {
+                // A misspelt operation is never answered: every verdict of its check would read "not judged".
+                if (!operations.contains(op)) {
+                    throw new ManifestException(file + ": check '" + c.name() + "' judges '" + op + "', which is not one of the paper's "
+                            + "operations " + operations);
                 }
             }
         }

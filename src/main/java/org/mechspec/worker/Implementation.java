@@ -218,7 +218,7 @@ public final class Implementation implements AutoCloseable {
         Usage u = usage;
         if (u != null) {
             if (answered) {
-                u.answered();
+                u.answered(op);
             } else {
                 u.failed(op);
             }

@@ -12,11 +12,13 @@ import java.util.TreeSet;
  */
 public final class Usage {
     private long answered;
+    private final TreeSet<String> answeredOps = new TreeSet<>();
     private final Map<String, Long> failed = new TreeMap<>();
     private final TreeSet<String> fellBack = new TreeSet<>();
 
-    synchronized void answered() {
+    synchronized void answered(String op) {
         answered++;
+        answeredOps.add(op);
     }
 
     synchronized void failed(String op) {
@@ -31,6 +33,7 @@ public final class Usage {
     public synchronized void add(Usage other) {
         synchronized (other) {
             answered += other.answered;
+            answeredOps.addAll(other.answeredOps);
             other.failed.forEach((op, n) -> failed.merge(op, n, Long::sum));
             fellBack.addAll(other.fellBack);
         }
@@ -51,5 +54,29 @@ public final class Usage {
             return String.join(", ", fellBack) + " not served";
         }
         return "calls no operation of the implementation";
+    }
+
+    /**
+     * As {@link #notJudged()}, for a check about {@code subjects} only (empty: any operation): null when the worker
+     * answered a call of one of them, else why not: not served (the check then read mechspec's own), every call
+     * failed, or never called.
+     */
+    public synchronized String notJudged(java.util.List<String> subjects) {
+        if (subjects.isEmpty()) {
+            return notJudged();
+        }
+        if (subjects.stream().anyMatch(answeredOps::contains)) {
+            return null;
+        }
+        java.util.List<String> why = new java.util.ArrayList<>();
+        java.util.List<String> notServed = subjects.stream().filter(fellBack::contains).toList();
+        java.util.List<String> allFailed = subjects.stream().filter(failed::containsKey).toList();
+        if (!notServed.isEmpty()) {
+            why.add(String.join(", ", notServed) + " not served");
+        }
+        if (!allFailed.isEmpty()) {
+            why.add("every call of " + String.join(", ", allFailed) + " failed");
+        }
+        return why.isEmpty() ? String.join(", ", subjects) + " never called" : String.join("; ", why);
     }
 }

@@ -36,7 +36,10 @@ class NotJudgedVerdictsTest {
         return ChildMain.run(Path.of("").toAbsolutePath(), 15, Main.class.getName(), List.of(), args.toArray(String[]::new));
     }
 
-    /** Attention alone on fold-bias: the CUDA-twin check of the rank-one fold reaches none of it. */
+    /**
+     * Attention alone on fold-bias: every check about one of the paper's own operations (each check's {@code judges})
+     * is not judged, although its pipeline called the worker's attention; the checks of the whole pipeline are.
+     */
     @Test
     void aCheckTheWorkerServesNothingOfIsNotJudged() throws Exception {
         ChildMain r = run(dir.resolve("out"), "attention_only_worker.py", "fold-bias", "--seeds", "42");
@@ -44,13 +47,14 @@ class NotJudgedVerdictsTest {
         Path artifact = dir.resolve("out/reports/fold-bias.attention-only.json");
         JsonNode seed = JSON.readTree(artifact.toFile()).path("mechspec").path("seeds").path("42");
         assertThat(seed.path("not_judged").path("fold_kernel_matches_cpu_twin").asText()).isEqualTo("foldbias.rank_one_fold not served");
+        assertThat(seed.path("not_judged").path("nnls_kkt_conditions").asText()).isEqualTo("foldbias.nnls not served");
         neverHeld(seed);
-        // Two tests judged nothing: the twin check, and the selection's property half on given weights (it calls only
-        // foldbias.select_keys); that check's other property half, on whole problems, did judge the worker's attention,
-        // so the check itself is judged.
         assertThat(r.out()).contains("- – fold_kernel_matches_cpu_twin: 42 –; not judged: foldbias.rank_one_fold not served")
-                .doesNotContain("- – compaction_selects_top_weight_keys")
-                .containsPattern("contracts: \\d+ passed, 0 failed, 2 not judged, 0 skipped");
+                .contains("- – nnls_kkt_conditions: 42 –; not judged: foldbias.nnls not served")
+                .contains("- – nnls_kkt_conditions (property half): not judged: foldbias.nnls not served")
+                .contains("- – compaction_selects_top_weight_keys: 42 –; not judged: foldbias.select_keys not served")
+                .doesNotContain("- – compaction_output_fidelity")
+                .containsPattern("contracts: \\d+ passed, 0 failed, 20 not judged, 0 skipped");
         assertThat(Cli.run("validate", artifact.toString()).code()).isZero();
         Cli diff = Cli.run("diff", "--seeds", "42", artifact.toString(), "reports/fold-bias.cpu.json");
         assertThat(diff.code()).as(diff.toString()).isZero();

@@ -73,7 +73,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
         } finally {
             if (judged != null) {
                 judged.track(outer);
-                notJudged = passed ? usage.notJudged() : null; // a failure is a verdict, whatever computed it
+                notJudged = passed ? usage.notJudged(run.manifest().check(run.checkName()).judges()) : null; // a failure is a verdict, whatever computed it
                 run.notJudged(notJudged);
             }
             run.deviceWork(SeedRun.workSoFar(run.backend()).since(before));
@@ -123,7 +123,7 @@ public final class ContractExtension implements InvocationInterceptor, Parameter
                 worker.implementation().track(outer);
             }
         }
-        String notJudged = worker == null ? null : usage.notJudged();
+        String notJudged = worker == null ? null : usage.notJudged(manifest.check(c.check()).judges());
         if (notJudged != null) {
             context.publishReportEntry(PROPERTY_NOT_JUDGED_KEY, notJudged);
             throw new TestAbortedException(NOT_JUDGED + notJudged);

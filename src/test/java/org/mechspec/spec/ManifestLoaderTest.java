@@ -104,4 +104,13 @@ class ManifestLoaderTest {
         run.metric("m", 1.0);
         assertThatThrownBy(() -> run.metric("m", 2.0)).hasMessageContaining("recorded twice with different values");
     }
+
+    /** A check judges only operations its paper declares: a misspelt one would never be answered ("not judged" ever after). */
+    @Test
+    void aCheckJudgingAnOperationThePaperDoesNotDeclareIsRejected() {
+        String judging = VALID.replace("\"description\"", "\"judges\": [\"attentoin\"], \"description\"");
+        assertThat(judging).isNotEqualTo(VALID);
+        assertThatThrownBy(() -> ManifestLoader.parse("demo.json", judging)).isInstanceOf(ManifestException.class)
+                .hasMessageContaining("check 'c' judges 'attentoin', which is not one of the paper's operations");
+    }
 }
