@@ -2,8 +2,8 @@ package org.mechspec.pnmix;
 
 import java.util.Arrays;
 import org.mechspec.compute.AttentionShape;
-import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.BitPacking;
+import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 
 /**

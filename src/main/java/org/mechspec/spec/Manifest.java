@@ -63,9 +63,6 @@ public record Manifest(
      * called the implementation's other operations, but none of these, says "not judged" instead of "held".
      */
     public record Check(String name, double threshold, String description, List<String> regimes, List<String> judges) {
-        public Check(String name, double threshold, String description, List<String> regimes) {
-            this(name, threshold, description, regimes, List.of());
-        }
     }
 
     /** A declared metric and the drift tolerated against the committed reference: |a−b| ≤ abs + rel·|b|. */
