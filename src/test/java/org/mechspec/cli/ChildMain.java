@@ -15,9 +15,8 @@ record ChildMain(int code, String out) {
         return run(workingDir, 5, mainClass, jvmOptions, args);
     }
 
-    /** As above, allowing {@code minutes} (a run that judges a worker process). */
-    static ChildMain run(Path workingDir, int minutes, String mainClass, List<String> jvmOptions, String... args)
-            throws IOException, InterruptedException {
+    /** The command line of such a JVM: this one's java and class path, then {@code jvmOptions}, the main class and {@code args}. */
+    static List<String> command(String mainClass, List<String> jvmOptions, String... args) {
         // C1 only: a child runs for seconds, mostly waiting on a worker or the emulated driver, and C2's compilations
         // cost it as much CPU as its own work (a pn-mix worker run on seed 42: 44.6 -> 31.2 s of user CPU).
         List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
@@ -26,7 +25,13 @@ record ChildMain(int code, String out) {
         command.addAll(jvmOptions);
         command.add(mainClass);
         command.addAll(List.of(args));
-        Process p = new ProcessBuilder(command).directory(workingDir.toFile()).redirectErrorStream(true).start();
+        return command;
+    }
+
+    /** As above, allowing {@code minutes} (a run that judges a worker process). */
+    static ChildMain run(Path workingDir, int minutes, String mainClass, List<String> jvmOptions, String... args)
+            throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command(mainClass, jvmOptions, args)).directory(workingDir.toFile()).redirectErrorStream(true).start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(minutes, TimeUnit.MINUTES)).isTrue();
         return new ChildMain(p.exitValue(), out);

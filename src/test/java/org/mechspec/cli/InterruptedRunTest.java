@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Tag;
@@ -27,18 +26,29 @@ class InterruptedRunTest {
     void ctrlCDuringACallEndsTheRunWithASummaryAndLeavesNothing() throws Exception {
         Path state = Files.createDirectories(tmp.resolve("state"));
         Path out = tmp.resolve("out");
-        List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx1g",
-                "-XX:TieredStopAtLevel=1", "-Djava.io.tmpdir=" + Path.of(System.getProperty("java.io.tmpdir")).toAbsolutePath(),
-                "-Dmechspec.fixtures.dir=" + Path.of("fixtures").toAbsolutePath(), "-Dmechspec.reports.dir=" + Path.of("reports").toAbsolutePath(),
-                "-cp", System.getProperty("java.class.path"), Main.class.getName(), "run", "--implementation",
+        List<String> command = ChildMain.command(Main.class.getName(), List.of("-Dmechspec.fixtures.dir=" + Path.of("fixtures").toAbsolutePath(),
+                "-Dmechspec.reports.dir=" + Path.of("reports").toAbsolutePath()), "run", "--implementation",
                 "python3 " + Path.of("src/test/worker/misbehaving_worker.py").toAbsolutePath() + " busy-with-child " + state,
-                "--paper", "kernels", "--seeds", "42", "--quiet", "--out", out.toString()));
+                "--paper", "kernels", "--seeds", "42", "--quiet", "--out", out.toString());
         Process run = new ProcessBuilder(command).directory(tmp.toFile()).redirectErrorStream(true)
                 .redirectOutput(tmp.resolve("run.log").toFile()).start();
         Path inCall = state.resolve("in-call");
-        // Waits on a condition, not a clock: the worker names its pids once its first call has begun.
-        while (!Files.exists(inCall) && run.isAlive()) {
-            Thread.sleep(50);
+        // Waits on an event, not a clock: the worker names its pids (a rename into STATE) once its first call has begun;
+        // a run that ends first closes the watch.
+        try (java.nio.file.WatchService watch = state.getFileSystem().newWatchService()) {
+            state.register(watch, java.nio.file.StandardWatchEventKinds.ENTRY_CREATE, java.nio.file.StandardWatchEventKinds.ENTRY_MODIFY);
+            run.onExit().thenRun(() -> {
+                try {
+                    watch.close();
+                } catch (java.io.IOException e) {
+                    // the wait below then ends on its own check
+                }
+            });
+            while (!Files.exists(inCall)) {
+                watch.take().reset();
+            }
+        } catch (java.nio.file.ClosedWatchServiceException runEnded) {
+            // the run ended before the call began: the assertion below says so, with its log
         }
         String log = Files.readString(tmp.resolve("run.log"), StandardCharsets.UTF_8);
         assertThat(inCall).as("the worker's call began; the run's log: %s", log).exists();

@@ -615,14 +615,6 @@ class PnMixContracts {
     }
 
 
-    static double maxAbsDiff(double[] a, double[] b) {
-        double m = 0;
-        for (int i = 0; i < a.length; i++) {
-            m = Math.max(m, Math.abs(a[i] - b[i]));
-        }
-        return m;
-    }
-
     /** The verdict with the larger error: {@code v} when there is none yet. */
     private static FlashRule.Verdict larger(FlashRule.Verdict worst, FlashRule.Verdict v) {
         return worst == null || v.maxError() > worst.maxError() ? v : worst;
