@@ -30,7 +30,12 @@ class InterruptedRunTest {
                 "-Dmechspec.reports.dir=" + Path.of("reports").toAbsolutePath()), "run", "--implementation",
                 "python3 " + Path.of("src/test/worker/misbehaving_worker.py").toAbsolutePath() + " busy-with-child " + state,
                 "--paper", "kernels", "--seeds", "42", "--quiet", "--out", out.toString());
-        Process run = new ProcessBuilder(command).directory(tmp.toFile()).redirectErrorStream(true)
+        // A terminal's JVM takes SIGINT; one started where SIGINT is ignored (a script's background job, as CI may be)
+        // inherits the ignore and the JVM then installs no handler, so the child is exec'd with SIGINT at its default.
+        List<String> withSigint = new java.util.ArrayList<>(List.of("python3", "-c",
+                "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execvp(sys.argv[1], sys.argv[1:])"));
+        withSigint.addAll(command);
+        Process run = new ProcessBuilder(withSigint).directory(tmp.toFile()).redirectErrorStream(true)
                 .redirectOutput(tmp.resolve("run.log").toFile()).start();
         Path inCall = state.resolve("in-call");
         // Waits on an event, not a clock: the worker names its pids (a rename into STATE) once its first call has begun;

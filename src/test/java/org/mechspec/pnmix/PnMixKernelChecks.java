@@ -275,7 +275,8 @@ public final class PnMixKernelChecks {
     /**
      * The split-K grid: key lengths 1, chunk−1, chunk, chunk+1 and three chunks plus a partial one, for head dims
      * 32/64/128 and 1/2/5/8 query heads per KV head over 2 KV heads; then all-equal logits (q = 0), one dominant
-     * key (the others' weights underflow to zero), and 131079 keys (2^17 + 7) with the automatic chunking.
+     * key (the others' weights underflow to zero), and 131079 keys (2^17 + 7) with the automatic chunking in the pinned
+     * cache policy that the decode bench times (128-token groups, where 3-bit key codes cross 16-byte words).
      */
     public static List<DecodeCase> decodeCases(long seed) {
         return decodeCases(seed, new CpuPackedCacheOps());
@@ -296,7 +297,8 @@ public final class PnMixKernelChecks {
         }
         cases.add(decodeCase("all-equal logits", rng, 2, 3, 64, 2 * DECODE_CHUNK + 5, DECODE_CHUNK, true, false, owner));
         cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true, owner));
-        cases.add(decodeCase("131079 keys", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false, owner));
+        cases.add(decodeCase("131079 keys, pinned cache policy", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false, owner,
+                PnMixConfig.pinned().cache()));
         return cases;
     }
 
@@ -307,9 +309,14 @@ public final class PnMixKernelChecks {
 
     static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
                                  boolean zeroQuery, boolean dominantKey, PackedCacheOps owner) {
+        return decodeCase(name, rng, kv, group, d, length, chunk, zeroQuery, dominantKey, owner,
+                new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 32, OneBitLevels.CONDITIONAL_MEANS));
+    }
+
+    static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
+                                 boolean zeroQuery, boolean dominantKey, PackedCacheOps owner, PnMixConfig.CachePolicy policy) {
         PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, PairLayout.ADJACENT),
-                new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 32, OneBitLevels.CONDITIONAL_MEANS),
-                new PnMixConfig.Tokens(40, 0));
+                policy, new PnMixConfig.Tokens(40, 0));
         PairMask mask = RandomMasks.draw(rng, 1, kv, c.model().pairs(), c.highPairsPerHead())[0];
         StreamingCache packed = new StreamingCache(c, owner,
                 mask.channelBits(d, c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
