@@ -18,10 +18,14 @@ worker = Worker("attend-ignores-sink", "1.0")
 
 def attend_without_sink(inputs, params, precision, q, causal):
     dtype = np.float64 if precision == "f64" else np.float32
-    k, v = pnmix.read_cache(inputs, params, dtype)
-    s = int(params["sink_tokens"])
+    layout = pnmix.cache_layout(inputs, params)
+    s = layout["sink_tokens"]
+
+    def blocks(part):
+        return ((at - s, b) for at, b in pnmix.cache_blocks(inputs, layout, part, dtype) if at >= s)
+
     # Dropping leading tokens keeps the bottom-right causal alignment (query i sees j <= i + length' - Tq).
-    out, logits = pnmix.attention(k[s:], v[s:], q, causal, dtype)
+    out, logits = pnmix.blocked_attention(blocks, layout["length"] - s, q, causal, dtype)
     logits = np.concatenate([np.full(logits.shape[:2] + (s,), -np.inf), logits], axis=2)
     return out, logits
 

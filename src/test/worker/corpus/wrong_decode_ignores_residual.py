@@ -20,10 +20,15 @@ worker = Worker("decode-ignores-residual", "1.0")
 def decode(inputs, params, precision):
     pnmix.decode(inputs, params, precision)  # the reference's checks
     dtype = np.float64 if precision == "f64" else np.float32
-    k, v = pnmix.read_cache(inputs, params, dtype)
-    r = int(params["residual_tokens"])
-    keep = k.shape[0] - r if k.shape[0] > r else k.shape[0]  # keep something to attend to
-    out, _ = pnmix.attention(k[:keep], v[:keep], inputs["q"][:, None, :], False, dtype)
+    layout = pnmix.cache_layout(inputs, params)
+    length = layout["length"]
+    r = layout["residual_tokens"]
+    keep = length - r if length > r else length  # keep something to attend to
+
+    def blocks(part):
+        return ((at, b[:keep - at]) for at, b in pnmix.cache_blocks(inputs, layout, part, dtype) if at < keep)
+
+    out, _ = pnmix.blocked_attention(blocks, keep, inputs["q"][:, None, :], False, dtype)
     return {"out": out[:, 0, :]}
 
 

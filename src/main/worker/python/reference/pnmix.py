@@ -18,7 +18,9 @@ Bytes (packed streams, fp16 metadata, fp16 cache buffers) are mechspec's layout,
 
 The attention operations read the cache through ``DEQUANTIZERS`` (looked up at call time, or passed as
 ``dequantizers=``): a worker that lays out keys or values otherwise replaces the entry that reads them and reuses
-``attend`` and ``decode`` unchanged. They dequantize the whole cache into one array, then attend exactly.
+``attend`` and ``decode`` unchanged. They read the cache one block (the sink, a quantized group, the residual) at a
+time, keys in a first pass and values in a second, so a call holds the logits, the weights and one block's
+dequantized tokens, never a dequantized copy of the whole cache (``packed_attention_working_set_bounded``).
 """
 
 import functools
@@ -593,11 +595,10 @@ def cache_tensor_names(params):
     return FP16_BUFFERS + tuple("group." + str(g) + "." + t for g in range(groups) for t in GROUP_TENSORS)
 
 
-def read_cache(inputs, params, dtype, dequantizers=None):
-    """The cache's keys and values, dequantized: two [length, kv_heads, head_dim] arrays of dtype, position order
-    (sink, groups, residual). Quantized groups are read through ``dequantizers`` (default ``DEQUANTIZERS``, looked
-    up now); fp16 tokens are exact in either precision."""
-    deq = DEQUANTIZERS if dequantizers is None else dequantizers
+def cache_layout(inputs, params):
+    """The cache's shape from its params and fp16 buffers, checked: a dict with ``kv_heads``, ``head_dim``,
+    ``sink_tokens``, ``residual_tokens``, ``groups``, ``group_tokens``, ``value_bits``, ``value_group_channels``,
+    ``length`` and ``fp16`` (the four fp16 buffers as [tokens, channels] float16 views)."""
     kv_heads = _int_param(params, "kv_heads")
     head_dim = _int_param(params, "head_dim")
     if kv_heads <= 0 or head_dim <= 0:
@@ -611,7 +612,7 @@ def read_cache(inputs, params, dtype, dequantizers=None):
         b = _bytes_tensor(inputs, name, None)  # fp16 [tokens, kv_heads, head_dim] as bytes, any shape
         _require_bytes(name, b.size, 2 * tokens * channels)
         fp16[name] = b.view("<f2").reshape(tokens, channels)
-    group_tokens = 0
+    group_tokens = value_bits = value_group_channels = 0
     if groups > 0:
         group_tokens = _int_param(params, "group_tokens")
         value_bits = _int_param(params, "value_bits")
@@ -620,46 +621,76 @@ def read_cache(inputs, params, dtype, dequantizers=None):
         token_layout(1, channels, value_group_channels, value_bits)
         if group_tokens <= 0:
             raise InvalidArgument("groupTokens must be positive, got " + str(group_tokens))
-    length = sink_tokens + groups * group_tokens + residual_tokens
-    k = np.empty((length, channels), dtype=dtype)
-    v = np.empty((length, channels), dtype=dtype)
-    k[:sink_tokens] = fp16["sink_keys"]
-    v[:sink_tokens] = fp16["sink_values"]
-    at = sink_tokens
-    for g in range(groups):
+    return {"kv_heads": kv_heads, "head_dim": head_dim, "sink_tokens": sink_tokens, "residual_tokens": residual_tokens,
+            "groups": groups, "group_tokens": group_tokens, "value_bits": value_bits,
+            "value_group_channels": value_group_channels,
+            "length": sink_tokens + groups * group_tokens + residual_tokens, "fp16": fp16}
+
+
+def cache_blocks(inputs, layout, part, dtype, dequantizers=None):
+    """The cache's keys (``part`` "keys") or values ("values") one block at a time, in position order: the fp16 sink,
+    each quantized group, the fp16 residual. Yields (first position, [tokens, kv_heads, head_dim] array of dtype); a
+    group is dequantized only when reached, through ``dequantizers`` (default ``DEQUANTIZERS``, looked up now), so a
+    reader holds one group's dequantized tokens at a time, never the whole cache's."""
+    deq = DEQUANTIZERS if dequantizers is None else dequantizers
+    kv_heads, head_dim = layout["kv_heads"], layout["head_dim"]
+    channels = kv_heads * head_dim
+    fp16 = layout["fp16"]
+    keys = part == "keys"
+    shape = (-1, kv_heads, head_dim)
+    at = 0
+    sink = fp16["sink_keys" if keys else "sink_values"]
+    if sink.shape[0] > 0:
+        yield at, sink.astype(dtype).reshape(shape)
+    at += sink.shape[0]
+    group_tokens = layout["group_tokens"]
+    for g in range(layout["groups"]):
         p = "group." + str(g) + "."
-        key_bits = _int_tensor(inputs, p + "key_bits", 1)
-        if key_bits.size != channels:
-            raise InvalidArgument("group " + str(g) + " has " + str(key_bits.size) + " key bit widths, needs "
-                                  + str(channels))
-        k[at:at + group_tokens] = np.reshape(deq["per_channel"](
-            _bytes_tensor(inputs, p + "key_codes"), _bytes_tensor(inputs, p + "key_meta"),
-            group_tokens, key_bits, dtype), (group_tokens, channels))
-        v[at:at + group_tokens] = np.reshape(deq["per_token"](
-            _bytes_tensor(inputs, p + "value_codes"), _bytes_tensor(inputs, p + "value_meta"),
-            group_tokens, channels, value_group_channels, value_bits, dtype), (group_tokens, channels))
+        if keys:
+            key_bits = _int_tensor(inputs, p + "key_bits", 1)
+            if key_bits.size != channels:
+                raise InvalidArgument("group " + str(g) + " has " + str(key_bits.size) + " key bit widths, needs "
+                                      + str(channels))
+            block = deq["per_channel"](_bytes_tensor(inputs, p + "key_codes"), _bytes_tensor(inputs, p + "key_meta"),
+                                       group_tokens, key_bits, dtype)
+        else:
+            block = deq["per_token"](_bytes_tensor(inputs, p + "value_codes"), _bytes_tensor(inputs, p + "value_meta"),
+                                     group_tokens, channels, layout["value_group_channels"], layout["value_bits"], dtype)
+        yield at, np.reshape(block, (group_tokens, channels)).reshape(shape)
         at += group_tokens
-    k[at:] = fp16["residual_keys"]
-    v[at:] = fp16["residual_values"]
-    return k.reshape(length, kv_heads, head_dim), v.reshape(length, kv_heads, head_dim)
+    residual = fp16["residual_keys" if keys else "residual_values"]
+    if residual.shape[0] > 0:
+        yield at, residual.astype(dtype).reshape(shape)
+
+
+def read_cache(inputs, params, dtype, dequantizers=None):
+    """The whole cache's keys and values, dequantized: two [length, kv_heads, head_dim] arrays of dtype, position
+    order (sink, groups, residual). For tests and tools that want every token at once; ``attend`` and ``decode`` read
+    the cache a block at a time (``cache_blocks``) and never hold this."""
+    layout = cache_layout(inputs, params)
+    k, v = ([block for _, block in cache_blocks(inputs, layout, part, dtype, dequantizers)] for part in ("keys", "values"))
+    empty = np.empty((0, layout["kv_heads"], layout["head_dim"]), dtype=dtype)
+    return (np.concatenate(k) if k else empty), (np.concatenate(v) if v else empty)
 
 
 _SUM_CHUNK = 1 << 15  # products held at once by _ordered_matmul, so that they stay in cache
 
 
-def _ordered_matmul(a, b, dtype):
-    """a [n, r, m] @ b [n, m, c] in dtype, each sum over m in ascending order from +0.0 with one rounded multiply and
-    one rounded add per term, as the CPU twin's loops compute it (matmul and np.sum block or pair their adds, so
-    their bits would depend on the sizes). The products come in chunks of whole terms, and the adds are one
+def _ordered_matmul(a, b, dtype, start=None):
+    """a [n, r, m] @ b [n, m, c] in dtype, each sum over m in ascending order from +0.0 (or from ``start`` [n, r, c],
+    so that a sum over consecutive blocks of m adds term by term, as one call over all of m would) with one rounded
+    multiply and one rounded add per term, as the CPU twin's loops compute it (matmul and np.sum block or pair their
+    adds, so their bits would depend on the sizes). The products come in chunks of whole terms, and the adds are one
     vectorized add per term across all the sums; rows go in blocks where one term of every sum would not fit."""
     n, r, m = a.shape
     c = b.shape[2]
     rows = max(1, _SUM_CHUNK // (n * c))
     if rows < r:
-        return np.concatenate([_ordered_matmul(a[:, i:i + rows], b, dtype) for i in range(0, r, rows)], axis=1)
+        return np.concatenate([_ordered_matmul(a[:, i:i + rows], b, dtype, None if start is None else start[:, i:i + rows])
+                               for i in range(0, r, rows)], axis=1)
     at = np.ascontiguousarray(a.transpose(2, 0, 1))[:, :, :, None]  # [m, n, r, 1]
     bt = np.ascontiguousarray(b.transpose(1, 0, 2))[:, :, None, :]  # [m, n, 1, c]
-    acc = np.zeros(n * r * c, dtype=dtype)
+    acc = np.zeros(n * r * c, dtype=dtype) if start is None else np.array(start, dtype=dtype).reshape(-1)
     step = max(1, _SUM_CHUNK // acc.size)
     terms = np.empty((min(step, m), n, r, c), dtype=dtype)
     for j in range(0, m, step):
@@ -671,26 +702,33 @@ def _ordered_matmul(a, b, dtype):
 
 
 def attention(k, v, q, causal, dtype):
-    """softmax(q·kᵀ/√d)·v per query head over dequantized keys and values, in dtype's arithmetic.
+    """``blocked_attention`` over keys and values held whole: k, v [length, kv_heads, d]."""
+    return blocked_attention(lambda part: iter([(0, k if part == "keys" else v)]), k.shape[0], q, causal, dtype)
 
-    k, v [length, kv_heads, d]; q [Hq, Tq, d]. Returns (out [Hq, Tq, d], logits [Hq, Tq, length] with -inf where a
-    query may not see a key). Query head h reads KV head h / (Hq / kv_heads); causal: query i sees keys
-    <= i + (length - Tq).
+
+def blocked_attention(blocks, length, q, causal, dtype):
+    """softmax(q·kᵀ/√d)·v per query head over keys and values that come a block at a time, in dtype's arithmetic.
+
+    ``blocks(part)`` returns an iterator of (first position, [tokens, kv_heads, d] array) over the keys (``part``
+    "keys") or the values ("values"), covering positions 0..length-1 in order; q [Hq, Tq, d]. Returns (out [Hq, Tq, d],
+    logits [Hq, Tq, length] with -inf where a query may not see a key). Query head h reads KV head h / (Hq /
+    kv_heads); causal: query i sees keys <= i + (length - Tq). Beside the logits and weights it holds one block at a
+    time: the keys in a first pass, the values in a second.
     """
-    length, kv_heads, d = k.shape
-    hq, tq, _ = q.shape
-    group = hq // kv_heads
+    hq, tq, d = q.shape
     if dtype == np.float32:
         scale = np.float32(1.0 / np.sqrt(d))
     else:
         scale = 1.0 / np.sqrt(float(d))
-    kh = k.transpose(1, 2, 0)  # [kv_heads, d, length]
-    vh = v.transpose(1, 0, 2)  # [kv_heads, length, d]
-    qg = q.reshape(kv_heads, group * tq, d)
+    logits = np.full((hq, tq, length), -np.inf, dtype=dtype)
+    kv_heads = 1
     with np.errstate(invalid="ignore", over="ignore"):
-        # Dot products in ascending channel order, as the CPU twin sums them: the logits are its bits, so large
-        # logits do not amplify a reordering's rounding.
-        logits = (_ordered_matmul(qg, kh, dtype) * scale).reshape(hq, tq, length)
+        for at, k in blocks("keys"):
+            n, kv_heads, _ = k.shape
+            qg = q.reshape(kv_heads, hq // kv_heads * tq, d)
+            # Dot products in ascending channel order, as the CPU twin sums them: the logits are its bits, so large
+            # logits do not amplify a reordering's rounding.
+            logits[:, :, at:at + n] = (_ordered_matmul(qg, k.transpose(1, 2, 0), dtype) * scale).reshape(hq, tq, n)
         if causal:
             hidden = np.arange(length)[None, :] > (np.arange(tq) + (length - tq))[:, None]
             logits[:, hidden] = -np.inf
@@ -701,23 +739,33 @@ def attention(k, v, q, causal, dtype):
         else:
             w = np.exp(logits - mx)
         denom = np.cumsum(w, axis=2)[:, :, -1:]  # ascending key order (masked weights are 0)
-        p = (w / denom).reshape(kv_heads, group * tq, length)
+        w /= denom
+        p = w.reshape(kv_heads, hq // kv_heads * tq, length)
     # Σ p·v in ascending key order, as the CPU twin sums it: a matmul's blocking depends on how many queries share
-    # the call, so one query alone and in a batch could differ in the last bits (masked keys add exact zeros here).
-    out = _ordered_matmul(p, vh, dtype)
+    # the call, so one query alone and in a batch could differ in the last bits (masked keys add exact zeros here);
+    # each block's terms continue the sums the blocks before it left.
+    out = np.zeros((kv_heads, hq // kv_heads * tq, d), dtype=dtype)
+    for at, v in blocks("values"):
+        out = _ordered_matmul(p[:, :, at:at + v.shape[0]], v.transpose(1, 0, 2), dtype, out)
     return out.reshape(hq, tq, d), logits
 
 
-def _check_attention(k, hq, tq, causal):
-    kv_heads = k.shape[1]
+def _check_attention(layout, q_shape, causal, shown=None):
+    """q [Hq, Tq, d] against the cache's layout: the Java twins' argument checks, in their words (``shown``: q's shape
+    as the request gave it)."""
+    hq, tq, d = q_shape
+    kv_heads, length = layout["kv_heads"], layout["length"]
+    if d != layout["head_dim"]:
+        raise InvalidArgument("q has shape " + str(list(shown or q_shape)) + ", the cache's head_dim is "
+                              + str(layout["head_dim"]))
     if hq <= 0 or hq % kv_heads != 0:
         raise InvalidArgument("queryHeads (" + str(hq) + ") must be a positive multiple of kvHeads ("
                               + str(kv_heads) + ")")
-    if tq <= 0 or k.shape[0] == 0:
+    if tq <= 0 or length == 0:
         raise InvalidArgument("attention needs queries and keys, got " + str(tq) + " queries over "
-                              + str(k.shape[0]) + " cached tokens")
-    if causal and tq > k.shape[0]:
-        raise InvalidArgument("causal attention needs keyLen (" + str(k.shape[0]) + ") >= queryLen (" + str(tq) + ")")
+                              + str(length) + " cached tokens")
+    if causal and tq > length:
+        raise InvalidArgument("causal attention needs keyLen (" + str(length) + ") >= queryLen (" + str(tq) + ")")
 
 
 def attend(inputs, params, precision, dequantizers=None):
@@ -729,11 +777,10 @@ def attend(inputs, params, precision, dequantizers=None):
     if with_logits and precision != "f64":
         raise InvalidArgument("with_logits is served at f64 only")
     q = _float_tensor(inputs, "q", 3, dtype)
-    k, v = read_cache(inputs, params, dtype, dequantizers)
-    if q.shape[2] != k.shape[2]:
-        raise InvalidArgument("q has shape " + str(list(q.shape)) + ", the cache's head_dim is " + str(k.shape[2]))
-    _check_attention(k, q.shape[0], q.shape[1], causal)
-    out, logits = attention(k, v, q, causal, dtype)
+    layout = cache_layout(inputs, params)
+    _check_attention(layout, q.shape, causal)
+    out, logits = blocked_attention(lambda part: cache_blocks(inputs, layout, part, dtype, dequantizers),
+                                    layout["length"], q, causal, dtype)
     result = {"out": out}
     if with_logits:
         result["logits"] = logits
@@ -745,11 +792,11 @@ def decode(inputs, params, precision, dequantizers=None):
     dtype = _dtype(precision)
     _only(inputs, cache_tensor_names(params) + ("q",))
     q = _float_tensor(inputs, "q", 2, dtype)
-    k, v = read_cache(inputs, params, dtype, dequantizers)
-    if q.shape[1] != k.shape[2]:
-        raise InvalidArgument("q has shape " + str(list(q.shape)) + ", the cache's head_dim is " + str(k.shape[2]))
-    _check_attention(k, q.shape[0], 1, False)
-    out, _ = attention(k, v, q[:, None, :], False, dtype)
+    layout = cache_layout(inputs, params)
+    _check_attention(layout, (q.shape[0], 1, q.shape[1]), False, q.shape)
+    q = q[:, None, :]
+    out, _ = blocked_attention(lambda part: cache_blocks(inputs, layout, part, dtype, dequantizers),
+                               layout["length"], q, False, dtype)
     return {"out": out[:, 0, :]}
 
 

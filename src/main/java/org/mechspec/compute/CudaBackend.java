@@ -64,6 +64,9 @@ public final class CudaBackend implements Backend {
     private String fault;
     private final Map<String, Long> launches = new TreeMap<>();
     private long bytesToDevice;
+    /** Device bytes allocated through {@link DeviceBuffers} and not yet freed, and their most since the last reset. */
+    private long liveDeviceBytes;
+    private long peakDeviceBytes;
     private long bytesFromDevice;
     private double deviceMs;
     /** Events around each synchronous launch, for its device time; null where the driver would not make them. */
@@ -309,6 +312,20 @@ public final class CudaBackend implements Backend {
         }
     }
 
+    /**
+     * Device bytes allocated now (through {@link DeviceBuffers}, which every device allocation of the project goes
+     * through), and the mark {@link #devicePeakBytes()} measures from: it is set to them.
+     */
+    public synchronized long resetDevicePeak() {
+        peakDeviceBytes = liveDeviceBytes;
+        return liveDeviceBytes;
+    }
+
+    /** The most device bytes allocated at once since {@link #resetDevicePeak()} (or since the start). */
+    public synchronized long devicePeakBytes() {
+        return peakDeviceBytes;
+    }
+
     /** Every launch and copy so far in this process (subtract two snapshots with {@link DeviceWork#since}). */
     public synchronized DeviceWork work() {
         return new DeviceWork(launches, bytesToDevice, bytesFromDevice, deviceMs);
@@ -443,6 +460,7 @@ public final class CudaBackend implements Backend {
      */
     public final class DeviceBuffers implements AutoCloseable {
         private final List<CUdeviceptr> owned = new ArrayList<>();
+        private long ownedBytes;
 
         public DeviceBuffers() {
             synchronized (CudaBackend.this) {
@@ -496,6 +514,9 @@ public final class CudaBackend implements Backend {
                     throw failure("cuMemAlloc of " + bytes + " bytes", e);
                 }
                 owned.add(p);
+                ownedBytes += Math.max(bytes, 1);
+                liveDeviceBytes += Math.max(bytes, 1);
+                peakDeviceBytes = Math.max(peakDeviceBytes, liveDeviceBytes);
                 return p;
             }
         }
@@ -503,6 +524,8 @@ public final class CudaBackend implements Backend {
         @Override
         public void close() {
             synchronized (CudaBackend.this) {
+                liveDeviceBytes -= ownedBytes;
+                ownedBytes = 0;
                 if (fault != null) {
                     owned.clear();
                     return;

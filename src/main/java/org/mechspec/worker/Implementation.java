@@ -237,15 +237,7 @@ public final class Implementation implements AutoCloseable {
         if (closed) {
             throw new WorkerException("protocol", "worker " + id() + ": stopped, the run is ending");
         }
-        if (process == null || !process.alive()) {
-            if (process != null) {
-                process.kill();
-            }
-            Handshake again = start();
-            if (!again.equals(handshake)) {
-                throw new WorkerException("protocol", "worker " + id() + " restarted as " + again + ", not as the " + handshake + " it began as");
-            }
-        }
+        running();
         long id = nextId++;
         Path in = dir.resolve(id + ".in.safetensors");
         Path out = dir.resolve(id + ".out.safetensors");
@@ -284,6 +276,39 @@ public final class Implementation implements AutoCloseable {
                 // The folder goes at close.
             }
         }
+    }
+
+    /** Starts the worker again when it is not running (it exited, or a fault stopped it). */
+    private void running() {
+        if (process == null || !process.alive()) {
+            if (process != null) {
+                process.kill();
+            }
+            Handshake again = start();
+            if (!again.equals(handshake)) {
+                throw new WorkerException("protocol", "worker " + id() + " restarted as " + again + ", not as the " + handshake + " it began as");
+            }
+        }
+    }
+
+    /**
+     * Runs {@code calls} (calls of this implementation) and returns the resident memory the worker's processes gained
+     * at their peak meanwhile, measured from outside (Linux: each process's high-water mark reset through
+     * /proc/PID/clear_refs before, read from /proc/PID/status after); the worker is started first if it is not
+     * running, so its start-up is not counted.
+     */
+    public synchronized long residentPeakBytes(Runnable calls) {
+        if (closed) {
+            throw new WorkerException("protocol", "worker " + id() + ": stopped, the run is ending");
+        }
+        running();
+        java.util.Map<Long, Long> before = process.resetResidentPeaks();
+        WorkerProcess measured = process;
+        calls.run();
+        if (process != measured) {
+            throw new WorkerException("protocol", "worker " + id() + " restarted while its memory was measured");
+        }
+        return measured.residentPeakSince(before);
     }
 
     /** Writes one request line and reads its reply; any fault stops the process and names its last stderr lines. */

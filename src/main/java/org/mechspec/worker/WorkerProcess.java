@@ -123,6 +123,63 @@ final class WorkerProcess {
         return process.pid();
     }
 
+    /**
+     * Resets the resident-memory high-water mark (VmHWM) of the worker and every live descendant to its present
+     * resident size (Linux's {@code echo 5 > /proc/PID/clear_refs}); returns each process's resident bytes then.
+     */
+    java.util.Map<Long, Long> resetResidentPeaks() {
+        java.util.Map<Long, Long> before = new java.util.HashMap<>();
+        for (ProcessHandle p : processes()) {
+            Path proc = Path.of("/proc", Long.toString(p.pid()));
+            try {
+                java.nio.file.Files.writeString(proc.resolve("clear_refs"), "5");
+                before.put(p.pid(), statusBytes(proc, "VmRSS:"));
+            } catch (IOException e) {
+                if (p.isAlive()) {
+                    throw new java.io.UncheckedIOException("cannot reset the peak resident memory of worker process " + p.pid()
+                            + " (Linux's /proc/PID/clear_refs is needed)", e);
+                }
+            }
+        }
+        return before;
+    }
+
+    /**
+     * The resident memory the worker's processes gained since {@link #resetResidentPeaks}: Σ over them of VmHWM − the
+     * resident size at the reset (a process started since counts whole). A process that started and ended in between is
+     * not seen.
+     */
+    long residentPeakSince(java.util.Map<Long, Long> before) {
+        long gained = 0;
+        for (ProcessHandle p : processes()) {
+            try {
+                long peak = statusBytes(Path.of("/proc", Long.toString(p.pid())), "VmHWM:");
+                gained += Math.max(0, peak - before.getOrDefault(p.pid(), 0L));
+            } catch (IOException e) {
+                // Ended since: its memory is gone with it.
+            }
+        }
+        return gained;
+    }
+
+    private List<ProcessHandle> processes() {
+        List<ProcessHandle> all = new java.util.ArrayList<>();
+        all.add(process.toHandle());
+        process.descendants().forEach(all::add);
+        return all;
+    }
+
+    /** A "Name:  N kB" line of /proc/PID/status, in bytes. */
+    private static long statusBytes(Path proc, String name) throws IOException {
+        for (String line : java.nio.file.Files.readAllLines(proc.resolve("status"))) {
+            if (line.startsWith(name)) {
+                String[] f = line.substring(name.length()).trim().split("\\s+");
+                return Long.parseLong(f[0]) * 1024;
+            }
+        }
+        throw new IOException(proc.resolve("status") + " has no " + name + " line");
+    }
+
     boolean alive() {
         return process.isAlive();
     }

@@ -89,6 +89,19 @@ class PnMixContracts {
         });
     }
 
+    @Contract(paper = PAPER, check = "packed_attention_working_set_bounded")
+    @Seeded
+    void packedAttentionWorkingSetBounded(SeedRun run) {
+        PackedCacheOps ops = PackedCacheOps.forBackend(run.backend());
+        WorkingSetCheck.Verdict v = WorkingSetCheck.judge(ops, TransientMemory.of(run.backend()), WorkingSetCheck.cacheFor(run.seed(), ops));
+        WorkingSetCheck.Measured worst = v.worst();
+        run.metric("packed_attention_peak_transient_bytes", worst.peakBytes())
+                .metric("packed_attention_working_set_bound_bytes", worst.boundBytes())
+                .metric("packed_attention_whole_cache_dequantized_bytes", worst.wholeCacheBytes());
+        assertThat(v.held()).as("packed_attention_peak_transient_bytes = %d > %d (%s over a %d-token packed cache; a dequantized copy of the whole cache: %d bytes); %s",
+                worst.peakBytes(), worst.boundBytes(), worst.call(), WorkingSetCheck.LENGTH, worst.wholeCacheBytes(), v).isTrue();
+    }
+
     @Contract(paper = PAPER, check = "token_accounting_exact")
     @Seeded
     void tokenAccounting(SeedRun run) {
