@@ -30,7 +30,7 @@ final class WorkingSetCheck {
     }
 
     /** One measured call: what it held at its peak, the bound, and what a whole dequantized copy would take. */
-    record Measured(String call, long peakBytes, long boundBytes, long wholeCacheBytes) {
+    record Measured(String call, String metric, long peakBytes, long boundBytes, long wholeCacheBytes) {
         boolean held() {
             return peakBytes <= boundBytes;
         }
@@ -81,16 +81,16 @@ final class WorkingSetCheck {
                 System.arraycopy(q1, h * cache.headDim(), q2, (h * ATTEND_QUERIES + i) * cache.headDim(), cache.headDim());
             }
         }
-        Measured d64 = measure("decode f64", memory, cache, hq, 1, () -> ops.decode(cache, q1, hq));
-        Measured d32 = measure("decode f32", memory, cache, hq, 1, () -> ops.decodeFp32(cache, q1f, hq));
-        Measured a64 = measure("attend f64, " + ATTEND_QUERIES + " causal queries", memory, cache, hq, ATTEND_QUERIES,
+        Measured d64 = measure("decode f64", "packed_decode_f64_peak_bytes", memory, cache, hq, 1, () -> ops.decode(cache, q1, hq));
+        Measured d32 = measure("decode f32", "packed_decode_f32_peak_bytes", memory, cache, hq, 1, () -> ops.decodeFp32(cache, q1f, hq));
+        Measured a64 = measure("attend f64, " + ATTEND_QUERIES + " causal queries", "packed_attend_f64_peak_bytes", memory, cache, hq, ATTEND_QUERIES,
                 () -> ops.attend(cache, q2, hq, ATTEND_QUERIES, true, false));
         return new Verdict(memory.what(), d64, d32, a64);
     }
 
-    private static Measured measure(String call, TransientMemory memory, PackedKvCache cache, int hq, int tq, Runnable body) {
+    private static Measured measure(String call, String metric, TransientMemory memory, PackedKvCache cache, int hq, int tq, Runnable body) {
         long peak = memory.during(body);
-        return new Measured(call, peak, bound(cache, hq, tq), wholeCacheBytes(cache));
+        return new Measured(call, metric, peak, bound(cache, hq, tq), wholeCacheBytes(cache));
     }
 
     static long bound(PackedKvCache cache, int hq, int tq) {
