@@ -465,7 +465,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
         for (int v = 0; v < VK; v++) {
             int t = i0 + v * a.P + a.team;
             codes[v] = metas[v] = 0;
-            if (t < n && a.wordPath) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
+            // Lanes past the head (d/8 not a power of two) read nothing: their results are discarded, and the last
+            // token's word would lie past valueCodes.
+            if (t < n && a.wordPath && VEC * a.r < d) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
         }
 #pragma unroll
         for (int v = 0; v < VK; v++) {

@@ -295,6 +295,17 @@ public final class PnMixKernelChecks {
                 }
             }
         }
+        // Head dims whose d/8 is not a power of two: lanes past d in a key's team must read nothing (16-channel value
+        // groups, which divide them).
+        for (int d : new int[] {48, 80, 96}) {
+            for (int length : new int[] {DECODE_CHUNK + 1, 3 * DECODE_CHUNK + 40}) {
+                cases.add(decodeCase("d" + d + " group5 keys" + length, rng, 2, 5, d, length, DECODE_CHUNK, false, false, owner,
+                        new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 16, OneBitLevels.CONDITIONAL_MEANS)));
+            }
+        }
+        // The decode bench's configuration: 128-token groups, 3-bit keys whose slices cross 16-byte code words, d = 128.
+        cases.add(decodeCase("bench configuration, d128", rng, 2, 4, 128, 32 + 4 * 128 + 37, DECODE_CHUNK, false, false, owner,
+                PnMixConfig.pinned().cache()));
         cases.add(decodeCase("all-equal logits", rng, 2, 3, 64, 2 * DECODE_CHUNK + 5, DECODE_CHUNK, true, false, owner));
         cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true, owner));
         cases.add(decodeCase("131079 keys, pinned cache policy", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false, owner,
