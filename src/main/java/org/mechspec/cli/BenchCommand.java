@@ -156,6 +156,7 @@ final class BenchCommand implements Callable<Integer> {
         ObjectNode protocol = o.putObject("protocol");
         protocol.put("arithmetic", "fp32 (fp16 cache values, fp32 query)");
         protocol.put("timer", "CUDA events on the default stream around each batch of back-to-back calls (chunk kernel + combine kernel); ms per call = batch time / calls; median and least over the rounds");
+        protocol.put("host_enqueue", "the host's wall time to enqueue a batch (both launches of every call, arguments prepared once per cache), per call, median over the rounds; host_bound when it is at least half the device time per call, where the events may have timed the host feeding the stream rather than the kernels");
         protocol.put("warmup_calls", warmup);
         protocol.put("rounds", rounds);
         protocol.put("calls_per_round", launches);
@@ -188,6 +189,8 @@ final class BenchCommand implements Callable<Integer> {
             row.put("bytes_per_call_sectors", launch.sectorBytesPerCall());
             row.put("ms_per_call_median", t.medianMs());
             row.put("ms_per_call_min", t.minMs());
+            row.put("host_enqueue_ms_per_call_median", t.hostEnqueueMs());
+            row.put("host_bound", t.hostBound());
             putNumber(row, "gb_per_s", gbPerSecond(t));
             putNumber(row, "fraction_of_peak", device.fractionOfPeak(gbPerSecond(t)));
         }
@@ -214,16 +217,20 @@ final class BenchCommand implements Callable<Integer> {
         if (device.peakWithheld() != null) {
             out.println("no fraction of peak: " + device.peakWithheld());
         }
-        out.printf(Locale.ROOT, "%-20s %7s %-6s %6s %9s %6s %12s %12s %10s %9s %8s %11s%n", "shape", "tokens", "cache", "copies",
-                "set MiB", "splits", "sector B", "raw B", "ms/call", "GB/s", "of peak", "packed/fp16");
+        out.printf(Locale.ROOT, "%-20s %7s %-6s %6s %9s %6s %12s %12s %10s %10s %9s %8s %11s%n", "shape", "tokens", "cache", "copies",
+                "set MiB", "splits", "sector B", "raw B", "ms/call", "host ms", "GB/s", "of peak", "packed/fp16");
         for (DecodeBench.Timing t : timings) {
             DecodeBench.Timing f = fp16Of(timings, t);
             double fraction = device.fractionOfPeak(gbPerSecond(t));
-            out.printf(Locale.ROOT, "%-20s %7d %-6s %6d %9.1f %6d %12d %12d %10.4f %9.1f %8s %11s%n", t.shape().name(), t.tokens(),
+            out.printf(Locale.ROOT, "%-20s %7d %-6s %6d %9.1f %6d %12d %12d %10.4f %10s %9.1f %8s %11s%n", t.shape().name(), t.tokens(),
                     t.cache(), t.workingSet().copies(), t.workingSet().bytes() / 1048576.0, t.launch().splits(),
-                    t.launch().sectorBytesPerCall(), t.launch().rawBytesPerCall(), t.medianMs(), gbPerSecond(t),
+                    t.launch().sectorBytesPerCall(), t.launch().rawBytesPerCall(), t.medianMs(),
+                    String.format(Locale.ROOT, "%.4f%s", t.hostEnqueueMs(), t.hostBound() ? "!" : ""), gbPerSecond(t),
                     Double.isFinite(fraction) ? String.format(Locale.ROOT, "%.1f%%", 100 * fraction) : "n/a",
                     f == null ? "" : String.format(Locale.ROOT, "%.3f", t.medianMs() / f.medianMs()));
+        }
+        if (timings.stream().anyMatch(DecodeBench.Timing::hostBound)) {
+            out.println("host ms marked !: the host took at least half a call's device time to enqueue it, so that device time may be the host's");
         }
     }
 

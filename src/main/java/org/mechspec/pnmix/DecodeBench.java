@@ -26,9 +26,17 @@ public final class DecodeBench {
     public static final List<Shape> SHAPES = List.of(new Shape("layer-32q-8kv-128d", 32, 8, 128),
             new Shape("pn-mix-8q-2kv-32d", 8, 2, 32));
 
-    /** Per-call device time of one cache, the median and the least over the rounds, with its launch and working set. */
+    /**
+     * Per-call device time of one cache, the median and the least over the rounds, with its launch and working set; and
+     * the host's time to enqueue one call (both launches; median over the rounds). Where enqueueing takes as long as the
+     * device time, the events may have timed the host feeding the stream, not the kernels ({@link #hostBound()}).
+     */
     public record Timing(Shape shape, int tokens, String cache, long cacheBytes, CudaSplitKDecode.Launch launch,
-                         WorkingSet workingSet, double medianMs, double minMs) {
+                         WorkingSet workingSet, double medianMs, double minMs, double hostEnqueueMs) {
+        /** Whether the host enqueued a call in at least half the device time of one: the device time may be the host's. */
+        public boolean hostBound() {
+            return hostEnqueueMs >= 0.5 * medianMs;
+        }
     }
 
     private DecodeBench() {
@@ -63,11 +71,20 @@ public final class DecodeBench {
                 Runnable call = () -> copies.get(next[0]++ % copies.size()).enqueue();
                 cuda.elapsedMs(() -> repeat(call, Math.max(1, warmup)));
                 double[] ms = new double[rounds];
+                double[] host = new double[rounds];
                 for (int r = 0; r < rounds; r++) {
-                    ms[r] = cuda.elapsedMs(() -> repeat(call, launches)) / launches;
+                    long[] enqueueNs = new long[1];
+                    ms[r] = cuda.elapsedMs(() -> {
+                        long t0 = System.nanoTime();
+                        repeat(call, launches);
+                        enqueueNs[0] = System.nanoTime() - t0;
+                    }) / launches;
+                    host[r] = enqueueNs[0] / 1e6 / launches;
                 }
                 Arrays.sort(ms);
-                out.add(new Timing(shape, tokens, launch.cacheKernel(), cache.bytes(), launch, set, ms[rounds / 2], ms[0]));
+                Arrays.sort(host);
+                out.add(new Timing(shape, tokens, launch.cacheKernel(), cache.bytes(), launch, set, ms[rounds / 2], ms[0],
+                        host[rounds / 2]));
             } finally {
                 copies.forEach(CudaSplitKDecode::close);
             }

@@ -75,6 +75,10 @@ class BenchCommandTest {
             assertThat(row.get("splits").asInt()).as(which).isEqualTo(row.get("kv_heads").asInt() * ((tokens + chunk - 1) / chunk));
             assertThat(row.get("ms_per_call_median").asDouble()).isPositive().isFinite();
             assertThat(row.get("ms_per_call_min").asDouble()).isLessThanOrEqualTo(row.get("ms_per_call_median").asDouble());
+            // The host's enqueue time beside the device time, and the flag that compares them.
+            double host = row.get("host_enqueue_ms_per_call_median").asDouble();
+            assertThat(host).as(which).isPositive().isFinite();
+            assertThat(row.get("host_bound").asBoolean()).as(which).isEqualTo(host >= 0.5 * row.get("ms_per_call_median").asDouble());
             assertThat(row.get("fraction_of_peak").isNull()).isEqualTo(withheld);
         }
         assertThat(j.get("packed_over_fp16_time")).hasSize(4);
