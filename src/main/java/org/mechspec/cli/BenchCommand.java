@@ -38,7 +38,13 @@ import picocli.CommandLine.Spec;
     "that cannot be told) and the packed/fp16 time ratio; writes",
     "OUT/bench.<device>.json and prints one table. On the emulated driver it is a",
     "smoke test (1024 tokens, one call) and its figures are labelled meaningless.",
-    "Exit 0 done, 2 no CUDA device or bad options."})
+    "With --implementation CMD, times an outside implementation's pnmix.decode",
+    "(f32) from mechspec's side instead, on the CPU: fresh queries, every output",
+    "judged against mechspec's decode, a bit-identical replay, and a floor of the",
+    "cache's bytes at the copy bandwidth measured in the same run; writes",
+    "OUT/bench.<id>.json; exit 1 when a call was wrong, irreproducible or faster",
+    "than reading its cache.",
+    "Exit 0 done, 1 findings (--implementation), 2 no CUDA device or bad options."})
 final class BenchCommand implements Callable<Integer> {
     /** What the first GPU run is measured against (README, "Decode benchmark"). */
     static final double TARGET_FRACTION_OF_PEAK = 0.70;
@@ -56,6 +62,12 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--launches", paramLabel = "N", description = "calls per timed batch (default 50; emulated: 1)")
     Integer launches;
 
+    @Option(names = "--implementation", paramLabel = "CMD", description = {"time an outside implementation's pnmix.decode (f32) instead, from mechspec's side (PROTOCOL.md): fresh queries, every output judged, a replay, the physics floor; no GPU needed"})
+    String implementation;
+
+    @Option(names = "--calls", paramLabel = "N", description = "with --implementation: timed calls per cache (default 9)")
+    Integer calls;
+
     @Option(names = "--out", paramLabel = "DIR", defaultValue = "mechspec-out",
             description = "where bench.<device>.json goes, never the committed reports/ (default: ${DEFAULT-VALUE})")
     Path out;
@@ -69,6 +81,9 @@ final class BenchCommand implements Callable<Integer> {
         String refused = OutputFolder.refusal("--out", out);
         if (refused != null) {
             throw new InputException(refused);
+        }
+        if (implementation != null) {
+            return implementationBench(stdout);
         }
         String missing = DeviceProbe.unavailableReason();
         if (missing != null) {
@@ -103,6 +118,109 @@ final class BenchCommand implements Callable<Integer> {
         printTable(stdout, cuda, device, timings, emulated);
         stdout.println("wrote " + file);
         return ExitCodes.OK;
+    }
+
+    /**
+     * {@code --implementation}: the worker's decode at the pn-mix protocol's shape ({@link ImplementationBench}); writes
+     * OUT/bench.&lt;id&gt;.json; exit 1 when a cache's calls were wrong, not reproducible, faster than reading the cache,
+     * or the packed speedup beat the byte ratio.
+     */
+    private Integer implementationBench(PrintWriter stdout) throws IOException {
+        List<Integer> lengths = tokens != null ? tokens : List.of(4096, 32768);
+        for (int n : lengths) {
+            positive("--tokens", n, 1);
+        }
+        int n = positive("--calls", calls, 9);
+        String before = System.getProperty(org.mechspec.worker.Implementation.PROPERTY);
+        System.setProperty(org.mechspec.worker.Implementation.PROPERTY, implementation);
+        try {
+            org.mechspec.worker.Implementation impl;
+            try {
+                impl = org.mechspec.worker.Implementation.current();
+            } catch (RuntimeException e) {
+                throw new InputException("the implementation did not start: " + e.getMessage());
+            }
+            if (!impl.serves("pnmix.decode", "f32")) {
+                throw new InputException("implementation " + impl.id() + " does not serve pnmix.decode (f32): nothing of it to time");
+            }
+            org.mechspec.pnmix.PackedCacheOps ops = org.mechspec.pnmix.PackedCacheOps.forBackend(new org.mechspec.worker.WorkerBackend(impl));
+            DecodeBench.Shape shape = DecodeBench.SHAPES.get(1);
+            double copy = ImplementationBench.copyBandwidth();
+            List<ImplementationBench.Result> results = new ArrayList<>();
+            for (int length : lengths) {
+                results.addAll(ImplementationBench.time(ops, shape, length, n, copy));
+            }
+            ObjectMapper json = new ObjectMapper();
+            ObjectNode o = json.createObjectNode();
+            o.put("bench", "an implementation's pnmix.decode (f32), timed from mechspec's side");
+            o.put("implementation", impl.id());
+            o.put("command", implementation);
+            o.put("commit", SourceFingerprints.recorded().commit());
+            o.put("finished_utc", Instant.now().toString());
+            o.put("shape", shape.name());
+            o.put("protocol", "per cache: one untimed call, then " + n + " timed calls, each on a fresh fp16 query, timed with the JVM's monotonic clock around the whole call (transport included: what a caller pays); every output judged against mechspec's fp64 CPU decode under the FlashAttention rule (naive reference: mechspec's fp32 CPU decode); the untimed call's query replayed last, its output required bit-identical; the floor: cache bytes / the copy bandwidth measured in this run; the packed cache's speedup over the fp16 cache of the same tokens against the byte ratio, its ceiling for a decode bound by memory");
+            putNumber(o, "copy_bandwidth_gb_s", copy / 1e9);
+            ArrayNode rows = o.putArray("results");
+            List<String> findings = new ArrayList<>();
+            for (ImplementationBench.Result r : results) {
+                ObjectNode row = rows.addObject();
+                row.put("cache", r.cache());
+                row.put("tokens", r.tokens());
+                row.put("cache_bytes", r.cacheBytes());
+                row.put("calls", r.calls());
+                row.put("ms_per_call_median", r.medianMs());
+                row.put("ms_per_call_min", r.minMs());
+                row.put("ms_per_call_max", r.maxMs());
+                row.put("floor_ms", r.floorMs());
+                row.put("below_floor", r.belowFloor());
+                putNumber(row, "worst_error_over_bound", r.worstErrorOverBound());
+                row.put("all_outputs_correct", r.allCorrect());
+                row.put("replay_bit_identical", r.replayIdentical());
+                if (r.fault() != null) {
+                    findings.add(r.cache() + " cache, " + r.tokens() + " tokens: " + r.fault());
+                }
+            }
+            ArrayNode ratios = o.putArray("packed_speedup");
+            for (int i = 0; i + 1 < results.size(); i += 2) {
+                ImplementationBench.Result p = results.get(i);
+                ImplementationBench.Result f = results.get(i + 1);
+                double speedup = f.medianMs() / p.medianMs();
+                double ceiling = (double) f.cacheBytes() / p.cacheBytes();
+                ObjectNode row = ratios.addObject();
+                row.put("tokens", p.tokens());
+                putNumber(row, "fp16_over_packed_time", speedup);
+                putNumber(row, "byte_ratio_ceiling", ceiling);
+                row.put("within_ceiling", speedup <= ceiling);
+                if (speedup > ceiling) {
+                    findings.add(String.format(Locale.ROOT, "%d tokens: packed decode %.2fx faster than fp16, beyond the %.2fx its bytes allow", p.tokens(), speedup, ceiling));
+                }
+            }
+            ArrayNode f = o.putArray("findings");
+            findings.forEach(f::add);
+            try {
+                OutputFolder.create(out);
+            } catch (IOException e) {
+                throw InputException.cannotWrite(out, e);
+            }
+            Path file = out.resolve("bench." + impl.id() + ".json");
+            AtomicFiles.write(file, json.enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(o) + "\n");
+            stdout.printf(Locale.ROOT, "%s: pnmix.decode (f32), %s, copy bandwidth %.1f GB/s%n", impl.id(), shape.name(), copy / 1e9);
+            stdout.printf(Locale.ROOT, "%-7s %7s %10s %10s %10s %10s %s%n", "cache", "tokens", "bytes", "ms/call", "floor ms", "err/bound", "verdict");
+            for (ImplementationBench.Result r : results) {
+                stdout.printf(Locale.ROOT, "%-7s %7d %10d %10.3f %10.4f %10.3g %s%n", r.cache(), r.tokens(), r.cacheBytes(), r.medianMs(), r.floorMs(),
+                        r.worstErrorOverBound(), r.held() ? "held" : "FAILED: " + r.fault());
+            }
+            findings.forEach(x -> stdout.println("finding: " + x));
+            stdout.println("wrote " + file);
+            return findings.isEmpty() ? ExitCodes.OK : ExitCodes.FINDINGS;
+        } finally {
+            org.mechspec.worker.Implementation.closeCurrent();
+            if (before == null) {
+                System.clearProperty(org.mechspec.worker.Implementation.PROPERTY);
+            } else {
+                System.setProperty(org.mechspec.worker.Implementation.PROPERTY, before);
+            }
+        }
     }
 
     /**

@@ -100,11 +100,16 @@ public final class DecodeBench {
 
     /** The packed cache of {@code tokens} random fp16 rows and the fp16 cache of the same rows. */
     static PackedKvCache[] caches(Shape shape, int tokens, Rng rng) {
+        return caches(shape, tokens, rng, new CpuPackedCacheOps());
+    }
+
+    /** The same, the packed cache built by {@code owner}'s quantizers (in its own layout, for its own decode to read). */
+    public static PackedKvCache[] caches(Shape shape, int tokens, Rng rng, PackedCacheOps owner) {
         PnMixConfig pinned = PnMixConfig.pinned();
         PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 256, shape.queryHeads(), shape.kvHeads(), shape.headDim(),
                 10000.0, PairLayout.ADJACENT), pinned.cache(), pinned.tokens());
         PairMask mask = RandomMasks.draw(rng, 1, shape.kvHeads(), c.model().pairs(), c.highPairsPerHead())[0];
-        StreamingCache packed = new StreamingCache(c, new CpuPackedCacheOps(), mask.channelBits(shape.headDim(),
+        StreamingCache packed = new StreamingCache(c, owner, mask.channelBits(shape.headDim(),
                 c.model().layout(), c.cache().highBits(), c.cache().lowBits()), mask.bytes());
         int channels = c.model().kvChannels();
         byte[] keys = new byte[2 * tokens * channels];
