@@ -162,11 +162,13 @@ final class WorkerProcess {
         return gained;
     }
 
+    /** The worker, its descendants, and those seen before that left its tree (a double fork), each once. */
     private List<ProcessHandle> processes() {
-        List<ProcessHandle> all = new java.util.ArrayList<>();
+        java.util.Set<ProcessHandle> all = new java.util.LinkedHashSet<>();
         all.add(process.toHandle());
         process.descendants().forEach(all::add);
-        return all;
+        seen.stream().filter(ProcessHandle::isAlive).forEach(all::add);
+        return List.copyOf(all);
     }
 
     /** A "Name:  N kB" line of /proc/PID/status, in bytes. */
