@@ -601,6 +601,11 @@ class PnMixContracts {
                 worst64 = larger(worst64, v64);
                 worst32 = larger(worst32, v32);
             }
+            // The packed cache again with another query: an implementation that answers from an output it kept for
+            // the cache (state reused across calls) is wrong here.
+            FlashRule.Verdict again = PnMixKernelChecks.decodeFp64(device, c.packed(), c.withSecondQuery());
+            all.put(c.name() + " packed fp64, a second query", again);
+            worst64 = larger(worst64, again);
         }
         run.metric("cuda_split_k_decode_fp64_max_error", worst64.maxError()).metric("cuda_split_k_decode_fp64_bound", worst64.bound())
                 .metric("cuda_split_k_decode_fp32_max_error", worst32.maxError()).metric("cuda_split_k_decode_fp32_bound", worst32.bound())

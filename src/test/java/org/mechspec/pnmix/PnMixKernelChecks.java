@@ -264,6 +264,15 @@ public final class PnMixKernelChecks {
             return FloatArrays.narrow(q);
         }
 
+        /** The same caches with another query: q's elements negated, in reverse order. */
+        DecodeCase withSecondQuery() {
+            double[] q2 = new double[q.length];
+            for (int i = 0; i < q.length; i++) {
+                q2[i] = -q[q.length - 1 - i];
+            }
+            return new DecodeCase(name, packed, fp16, queryHeads, q2, chunkKeys, packedReference);
+        }
+
         public int chain() {
             return packed.length() + packed.headDim();
         }
