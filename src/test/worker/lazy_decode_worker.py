@@ -16,9 +16,6 @@ from mechspec_worker import Worker  # noqa: E402
 from reference import pnmix  # noqa: E402
 
 worker = Worker("lazy-decode", "1.0")
-for name, (fn, precisions) in pnmix.OPERATIONS.items():
-    if name != "pnmix.decode":
-        worker.operation(name, precisions=precisions)(fn)
 
 
 @worker.operation("pnmix.decode", precisions=["f64", "f32"])

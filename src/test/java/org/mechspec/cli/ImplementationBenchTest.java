@@ -11,8 +11,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@code mechspec bench --implementation}: the mechanics at a small size (no time asserted). The NumPy reference's
- * decode holds every call, its replay and the floor; a worker that answers from a cache of its own outputs and one
- * that skips the quantized groups are rejected with the figure, although both are fast.
+ * decode holds every call, its replay and the floor; the corpus's worker that answers from the output it kept for a
+ * cache, and one that skips the quantized groups, are rejected with the figure, although both are fast.
  */
 @Tag("worker")
 @Tag("cli")
@@ -45,7 +45,7 @@ class ImplementationBenchTest {
 
     @Test
     void aWorkerThatAnswersFromItsOwnCachedOutputsIsRejected() throws Exception {
-        Cli r = Cli.run("bench", "--implementation", "python3 " + WORKERS.resolve("cached_decode_worker.py"), "--tokens", "600", "--calls", "3",
+        Cli r = Cli.run("bench", "--implementation", "python3 " + WORKERS.resolve("corpus/wrong_decode_reuses_output.py"), "--tokens", "600", "--calls", "3",
                 "--out", dir.toString());
         assertThat(r.code()).as("%s", r).isEqualTo(ExitCodes.FINDINGS);
         assertThat(r.out()).contains("finding: packed cache, 600 tokens: an output off mechspec's decode")
