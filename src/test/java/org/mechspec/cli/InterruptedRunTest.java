@@ -75,21 +75,6 @@ class InterruptedRunTest {
             ProcessHandle.of(pid).ifPresent(p -> p.onExit().orTimeout(30, TimeUnit.SECONDS).join());
             assertThat(ProcessHandle.of(pid).filter(ProcessHandle::isAlive)).as("process %d (the worker, then its child) left running", pid).isEmpty();
         }
-        assertThat(exchangeFoldersOf(run.pid())).as("exchange folders left by the run").isEmpty();
-    }
-
-    /** Exchange folders whose owner.pid names {@code pid}, where the run makes them (/dev/shm, else the temporary folder). */
-    private static List<Path> exchangeFoldersOf(long pid) throws Exception {
-        Path shm = Path.of("/dev/shm");
-        Path parent = Files.isDirectory(shm) && Files.isWritable(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
-        try (var s = Files.list(parent)) {
-            return s.filter(d -> d.getFileName().toString().startsWith("mechspec-worker-")).filter(d -> {
-                try {
-                    return Files.readString(d.resolve("owner.pid")).trim().equals(Long.toString(pid));
-                } catch (java.io.IOException e) {
-                    return false;
-                }
-            }).toList();
-        }
+        assertThat(ExchangeFolders.ownedBy(run.pid())).as("exchange folders left by the run").isEmpty();
     }
 }

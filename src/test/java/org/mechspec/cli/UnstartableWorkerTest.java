@@ -3,10 +3,8 @@ package org.mechspec.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Set;
-import java.util.stream.Collectors;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -22,31 +20,23 @@ class UnstartableWorkerTest {
 
     @Test
     void aWorkerThatDoesNotStartIsOneLineAndRunsNoContract() throws IOException {
-        Set<Path> before = exchangeFolders();
+        Set<Path> before = ExchangeFolders.ofThisJvm();
         Cli r = Cli.run("run", "--implementation", "python3 " + dir.resolve("no_such_worker.py"), "--paper", "kernels", "--seeds", "42",
                 "--quiet", "--out", dir.resolve("out").toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.err().strip()).as(r.toString()).startsWith("mechspec: the implementation did not start, so no contract ran:")
                 .contains("no_such_worker.py").doesNotContain("\n");
         assertThat(r.out()).as("no contract ran").doesNotContain("contracts:");
-        assertThat(exchangeFolders()).as("exchange folders left behind").isSubsetOf(before);
+        assertThat(ExchangeFolders.ofThisJvm()).as("exchange folders left behind").isSubsetOf(before);
     }
 
     @Test
     void aWorkerThatFailsItsHandshakeIsOneLineAndRunsNoContract() throws IOException {
-        Set<Path> before = exchangeFolders();
+        Set<Path> before = ExchangeFolders.ofThisJvm();
         Cli r = Cli.run("run", "--implementation", "python3 " + Path.of("src/test/worker/misbehaving_worker.py").toAbsolutePath() + " unknown-op",
                 "--paper", "kernels", "--seeds", "42", "--quiet", "--out", dir.resolve("out").toString());
         assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(r.err().strip()).contains("handshake names unknown operation 'round_to_hlaf'").doesNotContain("\n");
-        assertThat(exchangeFolders()).isSubsetOf(before);
-    }
-
-    private static Set<Path> exchangeFolders() throws IOException {
-        Path shm = Path.of("/dev/shm");
-        Path parent = Files.isDirectory(shm) ? shm : Path.of(System.getProperty("java.io.tmpdir"));
-        try (var s = Files.list(parent)) {
-            return s.filter(p -> p.getFileName().toString().startsWith("mechspec-worker-")).collect(Collectors.toSet());
-        }
+        assertThat(ExchangeFolders.ofThisJvm()).isSubsetOf(before);
     }
 }
