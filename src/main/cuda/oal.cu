@@ -1,4 +1,4 @@
-// Grouped-quadratic linear attention (OAL, DESIGN §8): sim(q, k) = eps + [1, z]·M·[1, z]^T with
+// Grouped-quadratic linear attention (OAL, protocols.md (OAL)): sim(q, k) = eps + [1, z]·M·[1, z]^T with
 // z_g = sum_{i in g} (q_i / sqrt(d))·k_i; causal output o_t = sum_{j<=t} sim·v_j / sum_{j<=t} sim.
 // CPU twin: org.mechspec.oal.CpuGroupedQuadraticAttention. Layouts: org.mechspec.oal.QuadraticAttentionShape
 // (q, out [B, T, H, d]; k, v [B, T, Hkv, d]; groups [H, d]; m [H, G+1, G+1]; den [B, T, H]).

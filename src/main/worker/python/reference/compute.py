@@ -1,4 +1,4 @@
-"""compute.Backend (DESIGN §4): attention, fp16 and bfloat16 rounding."""
+"""compute.Backend (design.md, backends): attention, fp16 and bfloat16 rounding."""
 import numpy as np
 
 from mechspec_worker import InvalidArgument

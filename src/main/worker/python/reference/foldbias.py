@@ -1,4 +1,4 @@
-"""fold-bias's fits and kernels (DESIGN §6), fp64: NNLS, least squares, fold direction, rank-one fold, key selection."""
+"""fold-bias's fits and kernels (protocols.md, fold-bias), fp64: NNLS, least squares, fold direction, rank-one fold, key selection."""
 import numpy as np
 
 from mechspec_worker import InvalidArgument, Singular

@@ -1,4 +1,4 @@
-"""OAL's causal grouped-quadratic linear attention (DESIGN §8), dense and recurrent, f64 and f32.
+"""OAL's causal grouped-quadratic linear attention (protocols.md, OAL), dense and recurrent, f64 and f32.
 
 sim(q, k) = ε + [1, z]·M·[1, z]ᵀ, z_g = Σ_{i in g} (q_i/√D)·k_i, ε = 1e-6; o_t = Σ_{j≤t} sim(q_t, k_j)·v_j / Σ_{j≤t} sim.
 Layouts token-major: q, out [B, T, H, D]; k, v [B, T, Hkv, D]; query head h reads KV head h // (H / Hkv);

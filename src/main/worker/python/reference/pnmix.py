@@ -1,4 +1,4 @@
-"""pn-mix's packed-cache operations (``pnmix.PackedCacheOps``) in plain NumPy, written from DESIGN.md section 7,
+"""pn-mix's packed-cache operations (``pnmix.PackedCacheOps``) in plain NumPy, written from protocols.md (pn-mix),
 PROTOCOL.md's pn-mix table and the Java definitions (``compute/BitPacking``, ``compute/HalfFloat``,
 ``compute/GroupQuantizer``, ``compute/OneBitLevels``, ``pnmix/PackedBlock``, ``pnmix/PackedKvCache``,
 ``pnmix/CpuPackedCacheOps``).

@@ -46,7 +46,7 @@ import picocli.CommandLine.Spec;
     "than reading its cache.",
     "Exit 0 done, 1 findings (--implementation), 2 no CUDA device or bad options."})
 final class BenchCommand implements Callable<Integer> {
-    /** What the first GPU run is measured against (README, "Decode benchmark"). */
+    /** What the first GPU run is measured against (src/site/markdown/gpu.md, "Decode benchmark"). */
     static final double TARGET_FRACTION_OF_PEAK = 0.70;
     static final double TARGET_SPEEDUP_AT_32K = 2.5;
 

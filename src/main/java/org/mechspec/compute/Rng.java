@@ -1,7 +1,7 @@
 package org.mechspec.compute;
 
 /**
- * The pinned random stream of DESIGN §5: SplitMix64 with state = seed, uniforms from the top 53 bits,
+ * The pinned random stream of rng.md: SplitMix64 with state = seed, uniforms from the top 53 bits,
  * normals by Box–Muller with StrictMath, Fisher–Yates from the end. Anyone can regenerate the same
  * inputs in any language from that description, so nothing here may change.
  */

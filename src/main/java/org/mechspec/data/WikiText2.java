@@ -3,7 +3,7 @@ package org.mechspec.data;
 /**
  * WikiText-2 (v1, tokenized, with {@code <unk>} markers) under {@code -Dmechspec.data.dir}: the validation split
  * trains the project's small model, the test split evaluates it. Bytes are verified against the pinned SHA-256
- * of {@code ../shared/data/README.md}; a missing file skips, a different file is an error.
+ * of src/site/markdown/data.md; a missing file skips, a different file is an error.
  */
 public enum WikiText2 {
     VALIDATION("wikitext-2/valid.txt", "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8"),

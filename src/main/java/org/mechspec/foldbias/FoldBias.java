@@ -3,7 +3,7 @@ package org.mechspec.foldbias;
 import org.mechspec.compute.Backend;
 
 /**
- * The fold-bias mechanism end to end (DESIGN §6): compaction (selection, NNLS β, least-squares C_v), the fold
+ * The fold-bias mechanism end to end (protocols.md, fold-bias): compaction (selection, NNLS β, least-squares C_v), the fold
  * direction, the rank-one fold, fp16 rounding, the value refit, freezing, online use of the frozen cache, and
  * the evaluation paths the metrics compare. Attention and rounding run on the given backend.
  */

@@ -14,7 +14,7 @@ package org.mechspec.foldbias;
 public record FoldBiasConfig(int d, int n, int t, int referenceQueries, int testQueries, double querySpread,
                              double lambda) {
 
-    /** DESIGN §6, protocol synthetic:fold-bias-v1. */
+    /** protocols.md (fold-bias), protocol synthetic:fold-bias-v1. */
     public static final FoldBiasConfig PROTOCOL = new FoldBiasConfig(64, 512, 64, 256, 128, 0.5, 1e-3);
 
     /** Weights at or below this carry no mass: their keys leave the compact set. */

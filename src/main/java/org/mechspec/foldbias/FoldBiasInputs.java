@@ -26,7 +26,7 @@ public record FoldBiasInputs(FoldBiasConfig config, double[] referenceQueries, d
     }
 
     /**
-     * DESIGN §6 draw order from one Rng(seed) stream: g ∈ R^d (μ = g); reference queries μ + spread·z;
+     * protocols.md (fold-bias) draw order from one Rng(seed) stream: g ∈ R^d (μ = g); reference queries μ + spread·z;
      * test queries likewise; keys N(0,1); values N(0,1); every matrix row-major.
      */
     public static FoldBiasInputs draw(FoldBiasConfig c, long seed) {

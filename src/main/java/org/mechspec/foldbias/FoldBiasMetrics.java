@@ -3,7 +3,7 @@ package org.mechspec.foldbias;
 import org.mechspec.compute.HalfFloat;
 
 /**
- * The measured quantities of one run (DESIGN §6), computed from the run's arrays.
+ * The measured quantities of one run (protocols.md, fold-bias), computed from the run's arrays.
  *
  * @param logitIdentityError max |A·K_fᵀ − (A·C_kᵀ + (A·u)·βᵀ)| over reference queries and compact keys
  * @param projectionMeanError |mean_i(A_i·u) − 1|

@@ -6,7 +6,7 @@ import org.mechspec.worker.WorkerBackend;
 /** Which t of the n keys a compaction keeps, read off the attention weights over the reference queries. */
 @FunctionalInterface
 interface KeySelector {
-    /** The protocol's rule (DESIGN §6): the t keys with the largest max weight, in index order. */
+    /** The protocol's rule (protocols.md, fold-bias): the t keys with the largest max weight, in index order. */
     KeySelector TOP_BY_MAX_WEIGHT = KeySelection::topByMaxWeight;
 
     /** The backend's selection: an outside implementation's where it serves it, else the protocol's rule. */

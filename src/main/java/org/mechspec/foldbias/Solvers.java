@@ -4,7 +4,7 @@ import org.mechspec.compute.Backend;
 import org.mechspec.worker.WorkerBackend;
 
 /**
- * The three fits the mechanism makes (DESIGN §6). {@link #EXACT} is the mechanism's; the seam lets a test hand in
+ * The three fits the mechanism makes (protocols.md, fold-bias). {@link #EXACT} is the mechanism's; the seam lets a test hand in
  * a solver that solves a different problem and show the checks notice.
  */
 interface Solvers {

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import org.mechspec.compute.Rng;
 
 /**
- * The blocks of one seed (DESIGN §8): a Fisher–Yates shuffle of the validation split's blocks gives, in order,
+ * The blocks of one seed (protocols.md, OAL): a Fisher–Yates shuffle of the validation split's blocks gives, in order,
  * 4 grouping, 4 calibration, 8 adaptation and 2 validation blocks; a shuffle of the test split's blocks gives the
  * 2 test blocks. Indices are block numbers within their split.
  */

@@ -1,7 +1,7 @@
 package org.mechspec.oal;
 
 /**
- * Per-head calibration of the kernel coefficients (DESIGN §8): Adam (lr 0.05, β 0.9/0.999, ε 1e-8) on the
+ * Per-head calibration of the kernel coefficients (protocols.md, OAL): Adam (lr 0.05, β 0.9/0.999, ε 1e-8) on the
  * calibration blocks' output MSE, {@value #STEPS} steps from each of three initializations — the Taylor point and
  * that point plus N(0, 0.1²) noise twice — keeping the one whose result has the lowest loss on the grouping blocks
  * (ties keep the earlier one). The global baseline: one group, Taylor initialization only, same steps.

@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.Comparator;
 
 /**
- * Outlier-aware grouping of one query head's dimensions (DESIGN §8): contribution c_i = mean_t|q_t,i|·mean_t|k_t,i|
+ * Outlier-aware grouping of one query head's dimensions (protocols.md, OAL): contribution c_i = mean_t|q_t,i|·mean_t|k_t,i|
  * over the grouping blocks (post-RoPE; k from the head's KV head); dimensions sorted by c descending, ties to the
  * lower index; the first ⌈d/16⌉ form group 1 (outliers), the next ⌈3d/16⌉ group 2, the rest group 0.
  */

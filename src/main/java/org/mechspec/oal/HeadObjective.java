@@ -2,7 +2,7 @@ package org.mechspec.oal;
 
 
 /**
- * One query head's calibration objective (DESIGN §8): the MSE between the grouped-quadratic attention output and
+ * One query head's calibration objective (protocols.md, OAL): the MSE between the grouped-quadratic attention output and
  * the softmax output of the converted layer over some blocks, as a function of the head's factor L, with its
  * analytic gradient. The partial dot products z_g(q_t, k_j) do not depend on L and are computed once.
  */

@@ -9,7 +9,7 @@ import org.mechspec.model.LoraConfig;
 import org.mechspec.model.Qwen2Model;
 
 /**
- * The matched LoRA budget (DESIGN §8): the softmax model and the converted model (coefficients frozen) get the
+ * The matched LoRA budget (protocols.md, OAL): the softmax model and the converted model (coefficients frozen) get the
  * same adapters — one draw of A matrices, copied — and the same AdamW steps on the same batch with the same
  * dropout mask per step. A and the masks come from {@code rng} in that order.
  */

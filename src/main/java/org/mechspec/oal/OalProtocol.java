@@ -17,7 +17,7 @@ import org.mechspec.oal.BlockLedger.Split;
 import org.mechspec.tokenize.BpeTokenizer;
 
 /**
- * One seed of the OAL protocol (DESIGN §8) on a Qwen2-architecture model: blocks, grouping and calibration of layer
+ * One seed of the OAL protocol (protocols.md, OAL) on a Qwen2-architecture model: blocks, grouping and calibration of layer
  * {@value #LAYER}, the global baseline, matched LoRA for the softmax and the converted model, evaluation on the test
  * blocks and the bootstrap. Rng(seed) is consumed in the pinned order: validation shuffle, test shuffle, calibration
  * noise, LoRA A matrices, dropout masks — then (our choice) the bootstrap's indices.

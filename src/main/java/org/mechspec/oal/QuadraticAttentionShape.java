@@ -2,7 +2,7 @@ package org.mechspec.oal;
 
 
 /**
- * Shape of causal grouped-quadratic linear attention (OAL, DESIGN §8). Token-major layouts, as a Qwen2 layer's
+ * Shape of causal grouped-quadratic linear attention (OAL, protocols.md (OAL)). Token-major layouts, as a Qwen2 layer's
  * projections produce them: q and out [batch, seqLen, heads, headDim]; k and v [batch, seqLen, kvHeads, headDim];
  * query head h reads KV head h / (heads / kvHeads). Per query head h: {@code groups[h·headDim + i]} ∈ [0, G) is the
  * group of dimension i, and {@code m[h·(G+1)² …]} the (G+1)×(G+1) coefficient matrix M, row-major, so that

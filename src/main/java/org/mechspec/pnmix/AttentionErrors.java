@@ -1,7 +1,7 @@
 package org.mechspec.pnmix;
 
 /**
- * The online figures of DESIGN §7, accumulated over (call, query head) rows: {@code attention_kl} is the mean of
+ * The online figures of protocols.md (pn-mix), accumulated over (call, query head) rows: {@code attention_kl} is the mean of
  * KL(p_ref‖p_quant) of the two rows' softmaxes (fp64, log-sum-exp), {@code attention_output_mse} the mean squared
  * output error over rows × head dims, {@code attention_output_cosine} the mean cosine of the output rows.
  */

@@ -1,7 +1,7 @@
 package org.mechspec.pnmix;
 
 /**
- * Counts that follow from the configuration alone (DESIGN §7), never from a cache: where the residual starts,
+ * Counts that follow from the configuration alone (protocols.md, pn-mix), never from a cache: where the residual starts,
  * which decode queries see the final storage, how many quantized key bytes a run must hold. The checks compare
  * the mechanism's own counters with these.
  */

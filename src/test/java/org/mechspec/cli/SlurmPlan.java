@@ -96,7 +96,7 @@ record SlurmPlan(Path dir, String launcher, String backend, String dataDir, Stri
 
     private String header(String jobName, String output) {
         StringBuilder b = new StringBuilder("#!/bin/bash\n");
-        b.append("# Written by mechspec slurm submit (README, \"Several machines\").\n");
+        b.append("# Written by mechspec slurm submit (src/site/markdown/gpu.md, \"Several machines\").\n");
         b.append("#SBATCH --job-name=").append(jobName).append('\n');
         b.append("#SBATCH --output=").append(output).append('\n');
         for (String o : sbatchOptions) {

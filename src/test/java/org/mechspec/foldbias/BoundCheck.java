@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * output_bound_matches_definition: the mechanism's per-query output bound equals the bound recomputed from its
- * definition (DESIGN §6) with the mechanism's compact keys C_k, β, rounded keys K_h and values C_v:
+ * definition (protocols.md, fold-bias) with the mechanism's compact keys C_k, β, rounded keys K_h and values C_v:
  * ℓ = q·C_kᵀ/√d + β, ℓ′ = q·K_hᵀ/√d, δ = ℓ′ − ℓ, p = softmax(ℓ), KL = Σ_j p_j·ln(p_j/p′_j) with p′ = softmax(ℓ′),
  * T = min(tanh(osc(δ)/4), √(KL/2)), bound = T·‖(max_j C_v[j,c] − min_j C_v[j,c])_c‖₂.
  */

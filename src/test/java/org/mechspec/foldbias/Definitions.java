@@ -1,7 +1,7 @@
 package org.mechspec.foldbias;
 
 /**
- * DESIGN §6's quantities computed from their definitions with plain loops, independently of the mechanism's code
+ * protocols.md (fold-bias)'s quantities computed from their definitions with plain loops, independently of the mechanism's code
  * (no Dense, no AttentionOps, no backend): the checks compare the mechanism with these. fp64, StrictMath.
  */
 final class Definitions {

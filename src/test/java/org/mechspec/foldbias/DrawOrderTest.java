@@ -11,13 +11,13 @@ import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Rng;
 
 /**
- * FoldBiasInputs.draw follows DESIGN §6's draw order, recomputed here from one Rng(seed) stream: g ∈ R^d (μ = g),
+ * FoldBiasInputs.draw follows protocols.md (fold-bias)'s draw order, recomputed here from one Rng(seed) stream: g ∈ R^d (μ = g),
  * reference queries μ + spread·z, test queries likewise, keys N(0, 1), values N(0, 1), all row-major. The
  * fingerprint is the SHA-256 of those doubles, little-endian, in that order.
  */
 @Tag("fold-bias")
 class DrawOrderTest {
-    /** The stream read in DESIGN §6's order; every value compared bit for bit. */
+    /** The stream read in protocols.md (fold-bias)'s order; every value compared bit for bit. */
     @Test
     void drawReadsOneStreamInTheDesignOrder() {
         FoldBiasConfig c = new FoldBiasConfig(3, 5, 2, 4, 2, 0.5, 1e-3);

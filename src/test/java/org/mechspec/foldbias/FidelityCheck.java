@@ -35,7 +35,7 @@ final class FidelityCheck {
 
     /**
      * The smallest output error of the mechanism built on {@code count} arbitrary key sets: each the first t of a
-     * Fisher–Yates permutation of the n keys (DESIGN §5) from {@code rng}, in index order. A set whose keys carry no
+     * Fisher–Yates permutation of the n keys (rng.md) from {@code rng}, in index order. A set whose keys carry no
      * attention mass at all cannot be compacted (the mechanism refuses it): it counts as +∞.
      */
     static double arbitrarySelectionError(Backend backend, FoldBiasInputs in, Rng rng, int count) {

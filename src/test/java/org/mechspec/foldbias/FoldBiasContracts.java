@@ -16,7 +16,7 @@ import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
 
 /**
- * The fold-bias contracts (DESIGN §6, contracts/fold-bias.json). Each check has a property half over generated
+ * The fold-bias contracts (protocols.md (fold-bias), contracts/fold-bias.json). Each check has a property half over generated
  * problems (on the run's backend: the worker's where one is judged) and a seeded half that runs the pinned protocol
  * once per (backend, seed), records every metric and then asserts the check.
  */

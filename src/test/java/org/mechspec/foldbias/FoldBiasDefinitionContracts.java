@@ -34,7 +34,7 @@ class FoldBiasDefinitionContracts {
     }
 
     /**
-     * The protocol stream Rng(seed) after the inputs' draws (DESIGN §5: one stream per seed): the inputs take
+     * The protocol stream Rng(seed) after the inputs' draws (rng.md: one stream per seed): the inputs take
      * d·(1 + m + mt + 2n) normals, in that order; the arbitrary key sets come next.
      */
     static Rng afterInputs(FoldBiasConfig c, long seed) {

@@ -14,7 +14,7 @@ import org.mechspec.compute.CpuBackend;
 class FoldBiasRecordTest {
     private final FoldBiasConfig small = new FoldBiasConfig(8, 32, 8, 16, 4, 0.5, 1e-3);
 
-    /** DESIGN §6's offline fits in protocol order, none marked as after the freeze. */
+    /** protocols.md (fold-bias)'s offline fits in protocol order, none marked as after the freeze. */
     @Test
     void theRunLedgerListsEveryFitInOrder() {
         FoldBiasRun r = new FoldBias(CpuBackend.INSTANCE).run(FoldBiasInputs.draw(small, 3));

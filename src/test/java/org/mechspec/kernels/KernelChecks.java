@@ -13,7 +13,7 @@ import org.mechspec.spec.FlashRule;
  * independent of how {@code HalfFloat} computes it.
  */
 public final class KernelChecks {
-    /** DESIGN §5's test vector for seed 42. */
+    /** rng.md's test vector for seed 42. */
     public static final long SEED42_FIRST_NEXT = Long.parseUnsignedLong("13679457532755275413");
     public static final double[] SEED42_FIRST_NORMALS = {0.4147197504315306, 0.6526812221519429, -0.8918862136277563, 1.3268335628141066};
 
@@ -154,7 +154,7 @@ public final class KernelChecks {
         }
     }
 
-    /** DESIGN-pinned sizes of the kernels protocol (manifest "attention_shapes"). */
+    /** protocol-pinned sizes of the kernels protocol (manifest "attention_shapes"). */
     public static AttentionCase attentionCase(long seed, boolean withBias, boolean causal) {
         Rng rng = new Rng(seed);
         AttentionShape s = AttentionShape.of(2, 8, 2, 37, 301, 64, 48, causal);

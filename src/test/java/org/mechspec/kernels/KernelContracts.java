@@ -36,7 +36,7 @@ class KernelContracts {
         for (int i = 0; i < 1000; i++) {
             replay &= Double.doubleToLongBits(a.normal()) == Double.doubleToLongBits(b.normal()) && a.next() == b.next();
         }
-        assertThat(vector).as("seed 42 reproduces DESIGN §5's test vector").isTrue();
+        assertThat(vector).as("seed 42 reproduces rng.md's test vector").isTrue();
         assertThat(replay).as("same seed, same stream").isTrue();
     }
 

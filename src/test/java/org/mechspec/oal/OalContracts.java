@@ -30,7 +30,7 @@ import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
 
 /**
- * The OAL contracts (DESIGN §8). Seeded halves share one protocol run per (backend, seed), cached below; property
+ * The OAL contracts (protocols.md, OAL). Seeded halves share one protocol run per (backend, seed), cached below; property
  * halves run on generated inputs and tiny random models.
  */
 @Tag("oal")

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A MODEL, not a measurement: Little's-law estimate of the split-K decode kernels (pnmix_decode.cu) on an H200 and an
- * H100 SXM, for the bench's two shapes at 4k, 32k and 128k tokens. It prints the table README.md ("Decode benchmark",
+ * H100 SXM, for the bench's two shapes at 4k, 32k and 128k tokens. It prints the table src/site/markdown/gpu.md ("Decode benchmark",
  * "Roofline model") quotes; rerun it after changing the kernels or the launch:
  * {@code mvn -B -o test -Dtest=DecodeRooflineModelTest}.
  *

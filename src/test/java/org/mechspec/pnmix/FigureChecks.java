@@ -6,7 +6,7 @@ import org.mechspec.compute.BitPacking;
 import org.mechspec.compute.HalfFloat;
 
 /**
- * A run's error figures recomputed from DESIGN §7's definitions, apart from the protocol's code and kernels.
+ * A run's error figures recomputed from protocols.md (pn-mix)'s definitions, apart from the protocol's code and kernels.
  * key/value MSE: the final cache's codes read from its bytes (value = zero + code·scale) against the truth, over the
  * positions the configuration quantizes. attention_kl, output MSE and cosine: for every online call the cache as it
  * stood then (sink and the groups complete by then as stored, the rest fp16 truth), plain fp64 softmax attention
@@ -45,7 +45,7 @@ public final class FigureChecks {
     /**
      * key_mse, value_mse, attention_kl, attention_output_mse, attention_output_cosine of {@code r}, its cache's quantized
      * groups read back by the implementation's own dequantize ({@code ops}: the bit order is its own; the byte counts,
-     * checked first, and the fp16 metadata are the paper's). Whether those values are DESIGN §7's levels is
+     * checked first, and the fp16 metadata are the paper's). Whether those values are protocols.md (pn-mix)'s levels is
      * quantizer_levels_exact's to judge.
      */
     public static List<Figure> figures(PnMixResult r, Projections truth, PackedCacheOps ops) {

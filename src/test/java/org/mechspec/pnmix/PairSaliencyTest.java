@@ -8,7 +8,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * PairSaliency on hand-written projections whose pair norms are small integers, so every score is exact:
- * score(h, p) = mean_t ‖k_t,h,p‖ × mean_{t, query heads of h} ‖q_t,p‖ (DESIGN §7). A check that only compares the
+ * score(h, p) = mean_t ‖k_t,h,p‖ × mean_{t, query heads of h} ‖q_t,p‖ (protocols.md, pn-mix). A check that only compares the
  * selected masks cannot see a wrong normalisation (it rescales every score alike), so the scores are compared here.
  */
 @Tag("pn-mix")

@@ -89,7 +89,7 @@ public final class PnMixChecks {
         return mismatches;
     }
 
-    /** The saliency mask written out from DESIGN §7 directly. */
+    /** The saliency mask written out from protocols.md (pn-mix) directly. */
     static PairMask specSaliency(Projections t, PnMixConfig c) {
         int d = c.model().headDim();
         int half = d / 2;
@@ -212,7 +212,7 @@ public final class PnMixChecks {
     }
 
     /**
-     * Quantization groups of the cache whose stored scale, zero or levels differ from DESIGN §7 recomputed from the
+     * Quantization groups of the cache whose stored scale, zero or levels differ from protocols.md (pn-mix) recomputed from the
      * fp16 truth: b ≥ 2 bits min/max levels, 1 bit the two conditional means (code = x ≥ group mean). The metadata
      * (fp16 scale then fp16 zero per group) are read from their bytes, which the paper fixes; the codes through the
      * implementation's own {@code dequantize} ({@code ops}), whose every value must be zero + code·scale with the
@@ -415,8 +415,8 @@ public final class PnMixChecks {
     }
 
     /**
-     * The premise from the byte budget, not from the cache's counter: both runs hold the quantized key bytes DESIGN
-     * §7 gives their widths, those budgets are equal, every uniform key channel has the uniform width; then the
+     * The premise from the byte budget, not from the cache's counter: both runs hold the quantized key bytes the
+     * pinned protocol (protocols.md, pn-mix) gives their widths, those budgets are equal, every uniform key channel has the uniform width; then the
      * mixed keys' attention KL is the lower.
      */
     public static boolean mixedBeatsUniformAtEqualBytes(PnMixExperiment e) {

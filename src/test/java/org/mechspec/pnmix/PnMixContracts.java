@@ -31,7 +31,7 @@ import org.quicktheories.generators.Generate;
 
 /**
  * pn-mix's contracts: every metric and boolean of seed file 002 as a check over the pinned protocol (seeded
- * halves, one per backend and seed) plus the contracts DESIGN §7 adds; property halves over generated lengths
+ * halves, one per backend and seed) plus the contracts protocols.md (pn-mix) adds; property halves over generated lengths
  * (around the sink and group boundaries), head counts and bit widths.
  */
 @Tag("pn-mix")
@@ -306,7 +306,7 @@ class PnMixContracts {
         // The implementation's cache read back by its own dequantize; the metadata bytes, which the paper fixes, as stored.
         long bad = PnMixChecks.quantizerLevelMismatches(r.finalCache(), PnMixKernelChecks.reader(run.backend()), e.truth().k(), e.truth().v());
         run.metric("key_mse", r.quality().keyMse()).metric("value_mse", r.quality().valueMse()).metric("quantizer_level_mismatches", bad);
-        assertThat(bad).as("quantization groups off DESIGN §7's levels").isZero();
+        assertThat(bad).as("quantization groups off protocols.md (pn-mix)'s levels").isZero();
     }
 
     @Contract(paper = PAPER, check = "quantizer_levels_exact")

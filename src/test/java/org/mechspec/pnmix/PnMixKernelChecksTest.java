@@ -263,7 +263,7 @@ class PnMixKernelChecksTest {
     void attentionCaseZeroIsThePinnedCausalDecode() {
         for (long seed = 0; seed < 8; seed++) {
             PnMixKernelChecks.AttentionCase a = PnMixKernelChecks.attentionCase(seed, 0);
-            // DESIGN §7: 384 prefill + 64 decode tokens, 8 query heads over 2 KV heads of 32 dims, 32 sinks
+            // protocols.md (pn-mix): 384 prefill + 64 decode tokens, 8 query heads over 2 KV heads of 32 dims, 32 sinks
             assertThat(a.cache().length()).isEqualTo(448);
             assertThat(a.cache().sinkTokens()).isEqualTo(32);
             assertThat(a.cache().kvHeads()).isEqualTo(2);

@@ -3,7 +3,7 @@ package org.mechspec.pnmix;
 import org.mechspec.compute.HalfFloat;
 
 /**
- * RoPE against its definition (DESIGN §7), written apart from {@link PairLayoutRope} and {@link PairLayout}: pair i of a head
+ * RoPE against its definition (protocols.md, pn-mix), written apart from {@link PairLayoutRope} and {@link PairLayout}: pair i of a head
  * at position m is the complex number x_a + i·x_b times e^{i·m·ω_i}, ω_i = θ^(−2i/d) (here 1/θ^(2i/d), so the two
  * computations round differently). Checked: the rotated vectors themselves (exact angles, which norm invariance
  * cannot see), and that q_m·k_n equals the closed form Σ_i Re(q_i·conj(k_i)·e^{i(m−n)ω_i}) of the pre-RoPE pairs,

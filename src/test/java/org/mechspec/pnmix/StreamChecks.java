@@ -4,7 +4,7 @@ import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
 
 /**
- * What the seed's stream must produce (DESIGN §5 and §7), drawn again here apart from {@link RandomRopeLayer} and
+ * What the seed's stream must produce (rng.md and §7), drawn again here apart from {@link RandomRopeLayer} and
  * {@link RandomMasks}: E, W_q, W_k, W_v in that order, row-major, N(0,1), the W times 1/√modelDim; then, per random
  * mask and KV head, a Fisher–Yates shuffle from the end of 0..pairs−1 (j = ⌊u·(i+1)⌋) whose first k entries are
  * the high pairs. Both are pinned to the bit, so the comparisons are exact.

@@ -15,7 +15,7 @@ import org.w3c.dom.Element;
 import org.w3c.dom.NodeList;
 
 /**
- * The README's commands that end in {@code exec:java -Dexec.args=…} (the checkpoint generator) pass through the build's
+ * The documentation's commands (README and src/site/markdown/) that end in {@code exec:java -Dexec.args=…} (the checkpoint generator) pass through the build's
  * own exec-maven-plugin steps on the way. {@code -Dexec.args} fills the {@code commandlineArgs} of every execution that
  * does not set its own, which replaced the source-fingerprints step's arguments and failed the command. Every exec step
  * such a command reaches therefore pins {@code commandlineArgs}.
@@ -29,13 +29,18 @@ class BuildStepsTakeNoExecArgsTest {
 
     @Test
     void everyExecStepBeforeTheReadmesExecCommandsPinsItsArguments() throws Exception {
-        String readme = Files.readString(Path.of("README.md"));
+        StringBuilder readme = new StringBuilder(Files.readString(Path.of("README.md")));
+        try (var pages = Files.list(Path.of("src/site/markdown"))) {
+            for (Path page : pages.sorted().toList()) {
+                readme.append('\n').append(Files.readString(page));
+            }
+        }
         Matcher m = Pattern.compile("mvn [^\\n`]*?(\\S+) exec:java[^\\n`]*-Dexec\\.args").matcher(readme);
         List<String> phases = new ArrayList<>();
         while (m.find()) {
             phases.add(m.group(1));
         }
-        assertThat(phases).as("README commands with -Dexec.args").isNotEmpty().allMatch(REACHED::contains);
+        assertThat(phases).as("documented commands with -Dexec.args").isNotEmpty().allMatch(REACHED::contains);
 
         NodeList executions = DocumentBuilderFactory.newInstance().newDocumentBuilder().parse(Path.of("pom.xml").toFile())
                 .getElementsByTagName("execution");
