@@ -99,6 +99,9 @@ public final class ReportGate {
                 findings.add(file.getFileName() + ": " + f);
             }
         }
+        if (full && !update) {
+            unreferenced.addAll(missingEmulatedReferences(files, reports));
+        }
         // A full run judges every paper: one without a reference would pass unjudged, so there it fails the build.
         unreferenced.forEach(u -> System.out.println("[mechspec] " + (full ? "ERROR " : "WARNING: ") + u));
         if (full && !unreferenced.isEmpty()) {
@@ -113,6 +116,35 @@ public final class ReportGate {
         if (!update) {
             System.out.println("[mechspec] " + files.size() + " artifact(s) checked against reports/: no drift beyond tolerance");
         }
+    }
+
+    /**
+     * Where the project keeps emulated references (any {@code *.cuda-emulated.json} in reports/), CI's emulated pass
+     * judges every paper a CPU run judges: a paper whose CPU artifact has no emulated reference beside it would pass
+     * here and fail there, so the CPU run names it.
+     */
+    static List<String> missingEmulatedReferences(List<Path> fresh, Path reports) throws IOException {
+        if (!Files.isDirectory(reports)) {
+            return List.of();
+        }
+        try (Stream<Path> s = Files.list(reports)) {
+            if (s.noneMatch(p -> p.getFileName().toString().endsWith(".cuda-emulated.json"))) {
+                return List.of();
+            }
+        }
+        List<String> out = new ArrayList<>();
+        for (Path f : fresh) {
+            String name = f.getFileName().toString();
+            if (name.endsWith(".cpu.json")) {
+                String paper = name.substring(0, name.length() - ".cpu.json".length());
+                if (!Files.exists(reports.resolve(paper + ".cuda-emulated.json"))) {
+                    out.add(paper + ": no committed reference " + reports.resolve(paper + ".cuda-emulated.json") + " for the emulated CUDA"
+                            + " pass CI runs; write it with mvn -B verify -Dmechspec.backend=cuda-emulated -Dgroups=" + paper
+                            + " -Dmechspec.updateReports=true -Dmechspec.data.dir=DIR");
+                }
+            }
+        }
+        return out;
     }
 
     /**

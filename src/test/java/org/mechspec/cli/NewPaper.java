@@ -9,8 +9,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
@@ -38,7 +40,8 @@ import picocli.CommandLine.Spec;
     "declared check) and mutants test. Every generated test fails with 'not written",
     "yet: ...' until written, so the build is red, never falsely green. Run it again",
     "after declaring checks: it adds their missing tests and changes nothing else.",
-    "Exit 0 written, 2 bad key."})
+    "All or nothing: a failure part-way puts back every file it wrote.",
+    "Exit 0 written, 2 bad key, not a checkout or a file that could not be written."})
 final class NewPaper implements Callable<Integer> {
     private static final Pattern KEY = Pattern.compile("[a-z][a-z0-9]*(-[a-z0-9]+)*");
     private static final Pattern NAMED = Pattern.compile("check = \"([a-z0-9_]+)\"");
@@ -55,16 +58,26 @@ final class NewPaper implements Callable<Integer> {
     private String pkg;
     private String camel;
     final List<String> written = new ArrayList<>();
+    /** Every file this run wrote, with its text before (null: it did not exist), so a failure part-way undoes them. */
+    private final Map<Path, String> before = new LinkedHashMap<>();
+    /** Folders this run created, outermost first. */
+    private final List<Path> createdFolders = new ArrayList<>();
 
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
         root = root.toAbsolutePath();
         validateKey();
+        if (!Files.isDirectory(root.resolve("src/main/java/org/mechspec/compute"))) {
+            throw new InputException(root + " is not a mechspec checkout (no src/main/java/org/mechspec/compute/): run new-paper in"
+                    + " one, or pass it as --root DIR; nothing was written");
+        }
         try {
             write();
-        } catch (IOException e) {
-            throw new InputException("cannot write the new paper's files under " + root + ": " + e.getMessage());
+        } catch (IOException | RuntimeException e) {
+            String undone = undo();
+            String why = e.getMessage() == null ? e.toString() : e.getMessage();
+            throw new InputException("cannot write the new paper's files under " + root + ": " + why + "; " + undone);
         }
         if (written.isEmpty()) {
             out.println(key + ": every declared check already has its tests; nothing written");
@@ -166,9 +179,44 @@ final class NewPaper implements Callable<Integer> {
         }
     }
 
-    private static void writeFile(Path file, String text) throws IOException {
+    private void writeFile(Path file, String text) throws IOException {
+        List<Path> missing = new ArrayList<>();
+        for (Path d = file.getParent(); d != null && !Files.exists(d); d = d.getParent()) {
+            missing.add(0, d);
+        }
         Files.createDirectories(file.getParent());
+        createdFolders.addAll(missing);
+        if (!before.containsKey(file)) {
+            before.put(file, Files.exists(file) ? Files.readString(file) : null);
+        }
         Files.writeString(file, text, StandardCharsets.UTF_8);
+    }
+
+    /** Puts back every file and folder this run changed, newest first: all or nothing. Says what it did. */
+    private String undo() {
+        List<Path> files = new ArrayList<>(before.keySet());
+        java.util.Collections.reverse(files);
+        List<String> failed = new ArrayList<>();
+        for (Path f : files) {
+            try {
+                if (before.get(f) == null) {
+                    Files.deleteIfExists(f);
+                } else {
+                    Files.writeString(f, before.get(f), StandardCharsets.UTF_8);
+                }
+            } catch (IOException e) {
+                failed.add(root.relativize(f).toString());
+            }
+        }
+        for (int i = createdFolders.size() - 1; i >= 0; i--) {
+            try {
+                Files.deleteIfExists(createdFolders.get(i));
+            } catch (IOException e) {
+                failed.add(root.relativize(createdFolders.get(i)) + "/");
+            }
+        }
+        written.clear();
+        return failed.isEmpty() ? "nothing was written" : "could not undo " + String.join(", ", failed);
     }
 
     /** snake_case (or a key with '_' for '-') to camelCase; {@code upper} capitalises the first word too. */

@@ -59,7 +59,7 @@ class NewPaperTest {
                 "run.metrics(run.protocol(TwoBitKvProtocol.Result.class, TwoBitKvProtocol::run));", "run.check();",
                 "fail(\"not written yet: check example_check over generated inputs");
         assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java")))
-                .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\")", "fail(\"not written yet: build a deliberately broken");
+                .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\", description = \"not written yet: what the broken mechanism does\")", "fail(\"not written yet: build a deliberately broken");
     }
 
     @Test
@@ -114,5 +114,30 @@ class NewPaperTest {
         assertThat(newPaper("Two_Bit").err()).contains("paper key 'Two_Bit' must be lower-case letters and digits");
         assertThat(newPaper("compute").err()).contains("would use the shared package org.mechspec.compute");
         assertThat(root.resolve("contracts")).doesNotExist();
+    }
+
+    @Test
+    void aFolderThatIsNoCheckoutIsOneLineAndGetsNothing(@TempDir Path elsewhere) throws Exception {
+        Cli r = Cli.run("new-paper", "demo", "--root", elsewhere.toString());
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err().strip()).as(r.toString()).contains("is not a mechspec checkout").contains("nothing was written").doesNotContain("\n");
+        try (var left = Files.list(elsewhere)) {
+            assertThat(left).as("files in the folder").isEmpty();
+        }
+    }
+
+    @Test
+    void aFailurePartWayPutsBackEverythingItWrote() throws Exception {
+        // The package is written before the manifest's checks are read; a manifest whose checks are unusable then stops
+        // the run, which must take back the package it had already written.
+        Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
+        String text = "{\"paper\": \"kivi\", \"checks\": [{\"name\": \"Keys-Per-Channel\"}]}";
+        Files.writeString(manifest, text);
+        Cli r = newPaper("kivi");
+        assertThat(r.code()).as(r.toString()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(r.err()).as(r.toString()).contains("'checks' must list checks named in snake_case").contains("nothing was written");
+        assertThat(root.resolve("src/main/java/org/mechspec/kivi")).as("the package it wrote first").doesNotExist();
+        assertThat(root.resolve("src/test")).doesNotExist();
+        assertThat(Files.readString(manifest)).isEqualTo(text);
     }
 }

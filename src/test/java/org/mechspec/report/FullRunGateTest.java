@@ -97,6 +97,20 @@ class FullRunGateTest {
         assertThatCode(() -> gate("groups=ran")).doesNotThrowAnyException();
     }
 
+    @Test
+    void aFullCpuRunNamesAPaperWithoutAnEmulatedReferenceWhereTheProjectKeepsThem() throws Exception {
+        Files.copy(out.resolve("ran.cpu.json"), reports.resolve("ran.cpu.json"));
+        assertThatCode(() -> gate("allowSkippedPapers=true")).as("no emulated references kept: nothing to name").doesNotThrowAnyException();
+        // CI's emulated pass would fail on ran: green here, red there, until the CPU run says so.
+        Files.writeString(reports.resolve("retired.cuda-emulated.json"), "{}");
+        assertThatThrownBy(() -> gate("allowSkippedPapers=true")).hasMessageContaining("ran: no committed reference "
+                + reports.resolve("ran.cuda-emulated.json") + " for the emulated CUDA pass CI runs")
+                .hasMessageContaining("-Dmechspec.backend=cuda-emulated -Dgroups=ran -Dmechspec.updateReports=true");
+        assertThatCode(() -> gate("groups=ran")).as("a narrowed run").doesNotThrowAnyException();
+        Files.copy(out.resolve("ran.cpu.json"), reports.resolve("ran.cuda-emulated.json"));
+        assertThatCode(() -> gate("allowSkippedPapers=true")).doesNotThrowAnyException();
+    }
+
     private static String manifest(String paper) {
         return PartialRunTest.manifest(paper, "ran");
     }

@@ -19,6 +19,12 @@ public @interface Breaks {
 
     String check();
 
+    /**
+     * What the broken mechanism does, as "what each check is known to reject" prints it (summary.md, Allure), e.g.
+     * "keys folded with the sign of beta flipped". Empty: the test method's name in words.
+     */
+    String description() default "";
+
     /** Several checks broken by one mutant. */
     @Target(ElementType.METHOD)
     @Retention(RetentionPolicy.RUNTIME)

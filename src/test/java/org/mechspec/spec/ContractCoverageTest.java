@@ -46,11 +46,21 @@ class ContractCoverageTest {
         Manifest kernels = ManifestLoader.load(CONTRACTS.resolve("kernels.json"));
         Method rogue = Rogue.class.getDeclaredMethod("rogue", SeedRun.class);
         Method rogueMutant = Rogue.class.getDeclaredMethod("rogueMutant");
-        List<String> f = ContractCoverage.findings(List.of(kernels), List.of(rogue, rogueMutant), List.of("**/*.java"));
+        Method scaffolded = Rogue.class.getDeclaredMethod("scaffoldedMutant");
+        List<String> f = ContractCoverage.findings(List.of(kernels), List.of(rogue, rogueMutant, scaffolded), List.of("**/*.java"));
         assertThat(f).anyMatch(s -> s.contains("@Contract names undeclared check 'no_such_check'"));
         assertThat(f).anyMatch(s -> s.contains("@Breaks names undeclared check 'another_missing_check'"));
         assertThat(f).anyMatch(s -> s.contains("'fp16_round_nearest_even_exhaustive' has no @Seeded @Contract test"));
         assertThat(f).anyMatch(s -> s.contains("'fp16_round_nearest_even_exhaustive' has no mutant test"));
+        assertThat(f).anyMatch(s -> s.contains("scaffoldedMutant()") && s.contains("still has the scaffold's description"));
+    }
+
+    @Test
+    void theRejectListPrintsAMutantsDescriptionElseItsName() throws Exception {
+        assertThat(KnownRejections.of("kernels", "rng_pinned_test_vector")).isNotEmpty();
+        Breaks described = Rogue.class.getDeclaredMethod("scaffoldedMutant").getAnnotation(Breaks.class);
+        assertThat(described.description()).startsWith(ContractCoverage.NOT_WRITTEN);
+        assertThat(KnownRejections.words("flippedFoldSignBreaksTheLogitIdentity")).isEqualTo("flipped fold sign breaks the logit identity");
     }
 
     @Test
@@ -75,6 +85,10 @@ class ContractCoverageTest {
 
         @Breaks(paper = "kernels", check = "another_missing_check")
         void rogueMutant() {
+        }
+
+        @Breaks(paper = "kernels", check = "another_missing_check", description = "not written yet: say what is broken")
+        void scaffoldedMutant() {
         }
     }
 }

@@ -7,8 +7,8 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * What each check is known to reject: the broken mechanisms its {@link Breaks} tests build, one line each (the test's
- * name in words, and its class), and the wrong outside implementations of the judge's corpus it rejects in CI, so a
+ * What each check is known to reject: the broken mechanisms its {@link Breaks} tests build, one line each (the
+ * description, else the test's name in words, and its class), and the wrong outside implementations of the judge's corpus it rejects in CI, so a
  * reader of a verdict sees what "true" rules out. Found once per JVM.
  */
 public final class KnownRejections {
@@ -24,7 +24,7 @@ public final class KnownRejections {
             for (Method m : ContractCoverage.discoveredTestMethods()) {
                 for (Breaks b : m.getAnnotationsByType(Breaks.class)) {
                     byCheck.computeIfAbsent(b.paper() + "/" + b.check(), k -> new ArrayList<>())
-                            .add(words(m.getName()) + " (" + m.getDeclaringClass().getSimpleName() + ")");
+                            .add((b.description().isBlank() ? words(m.getName()) : b.description()) + " (" + m.getDeclaringClass().getSimpleName() + ")");
                 }
             }
             corpus().forEach(line -> byCheck.computeIfAbsent(line[0], k -> new ArrayList<>()).add(line[1]));
