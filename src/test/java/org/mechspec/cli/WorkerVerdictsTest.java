@@ -41,7 +41,13 @@ class WorkerVerdictsTest {
     @TempDir
     Path dir;
 
-    static final List<String> PAPERS = List.of("kernels", "fold-bias", "pn-mix", "oal");
+    /** Every paper a worker can serve: those whose manifest lists operations (a new paper's join without a change here). */
+    static final List<String> PAPERS = servablePapers();
+
+    private static List<String> servablePapers() {
+        Manifests manifests = Manifests.classpath();
+        return manifests.papers().stream().filter(p -> !manifests.forPaper(p).operations().isEmpty()).toList();
+    }
 
     /** A rejected worker, the paper it serves, the check that must reject it and the figure that shows its fault. */
     record Rejection(String worker, String paper, String check, String figure) {

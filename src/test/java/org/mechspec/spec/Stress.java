@@ -34,6 +34,17 @@ public final class Stress {
         double worstDistance = Double.POSITIVE_INFINITY;
         public String closestInput = "";
         public String falsified = "";
+        /**
+         * Figures that held with value = bound: a count against 0 (mismatches ≤ 0) or an equality. Discrete figures
+         * have no distance to failing, so they stay out of the worst margin; a check with no other figure reports
+         * "exact" instead of a margin and an input.
+         */
+        public long exact;
+
+        /** Every figure held exactly: no margin to measure. */
+        public boolean onlyExact() {
+            return figures > 0 && exact == figures;
+        }
     }
 
     /** N when {@code -Dmechspec.propertyExamples=N} is given, else the property's own count. */
@@ -70,6 +81,10 @@ public final class Stress {
             synchronized (LEDGER) {
                 Entry e = LEDGER.computeIfAbsent(at[0] + "/" + at[1], k -> new Entry());
                 e.figures++;
+                if (o.holds() && value == bound) {
+                    e.exact++;
+                    return true;
+                }
                 double margin = o.margin();
                 double distance = Math.abs(bound - value);
                 if (margin < e.worstMargin || margin == e.worstMargin && distance < e.worstDistance) {
@@ -133,12 +148,17 @@ public final class Stress {
             root.put("examples_per_property", examples(0));
             root.put("property_seed", Properties.seed());
             root.put("margin", "per figure (bound - value) / max(|bound|, |value|) for <=, mirrored for >=; 1 or -1 for =; "
-                    + "negative fails; the worst over every example of the check, and of equal margins (a bound of 0) the figure nearest its bound");
+                    + "negative fails; the worst over every example of the check, and of equal margins (a bound of 0) the figure nearest its bound; "
+                    + "figures that held with value = bound (a count against 0, an equality) have no margin: counted as held exactly, and a check "
+                    + "with only those is exact");
             ObjectNode checks = root.putObject("checks");
             paper.getValue().forEach((check, e) -> {
                 ObjectNode c = checks.putObject(check);
                 c.put("figures_reported", e.figures);
-                if (e.figures > 0) {
+                if (e.onlyExact()) {
+                    c.put("exact", true);
+                } else if (e.figures > 0) {
+                    c.put("figures_held_exactly", e.exact);
                     c.put("worst_margin", e.worstMargin);
                     c.put("worst_figure", e.worstFigure);
                     c.put("closest_input", e.closestInput);
@@ -163,9 +183,11 @@ public final class Stress {
     public static String table(Map<String, Entry> ledger) {
         StringBuilder b = new StringBuilder(String.format(Locale.ROOT, "%-52s %9s %10s  %s%n", "check", "figures", "worst", "closest figure / input"));
         ledger.forEach((check, e) -> {
-            String margin = e.figures == 0 ? "-" : String.format(Locale.ROOT, "%.3g", e.worstMargin);
+            String margin = e.figures == 0 ? "-" : e.onlyExact() ? "exact" : String.format(Locale.ROOT, "%.3g", e.worstMargin);
             String detail = e.figures == 0 ? (e.falsified.isEmpty() ? "held; its property reports no figure" : "FALSIFIED")
-                    : e.worstFigure + "\n" + " ".repeat(74) + "at " + shorten(e.closestInput, 200);
+                    : e.onlyExact() ? "every figure met its bound exactly (a count against 0 or an equality): no closest input"
+                    : e.worstFigure + "\n" + " ".repeat(74) + "at " + shorten(e.closestInput, 200)
+                            + (e.exact > 0 ? "\n" + " ".repeat(74) + "(" + e.exact + " more held exactly)" : "");
             b.append(String.format(Locale.ROOT, "%-52s %9d %10s  %s%n", check, e.figures, margin, detail));
         });
         return b.toString().stripTrailing();
