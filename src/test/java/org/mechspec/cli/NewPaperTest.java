@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,13 @@ class NewPaperTest {
         Cli r = newPaper("two-bit-kv");
         assertThat(r.code()).as(r.toString()).isZero();
         assertThat(r.out()).contains("wrote contracts/two-bit-kv.json", "wrote src/main/java/org/mechspec/twobitkv/TwoBitKvProtocol.java",
-                "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java", "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java");
+                "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java", "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java",
+                "wrote src/test/java/org/mechspec/twobitkv/TwoBitKvChecks.java");
+        // The mechanism returns a trace; the figures are recomputed in the test, never taken from the mechanism.
+        assertThat(Files.readString(root.resolve("src/main/java/org/mechspec/twobitkv/TwoBitKvProtocol.java")))
+                .contains("public record Trace(", "public static Trace run(long seed, Backend backend)").doesNotContain("record Result");
+        assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvChecks.java")))
+                .contains("record Measured(double exampleError)", "static Measured figures(TwoBitKvProtocol.Trace trace)");
         Manifest m = ManifestLoader.load(root.resolve("contracts/two-bit-kv.json"));
         assertThat(m.paper()).isEqualTo("two-bit-kv");
         assertThat(m.seeds()).containsExactly(42L, 43L, 44L);
@@ -56,7 +63,7 @@ class NewPaperTest {
         String contracts = Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java"));
         assertThat(contracts).contains("@Tag(\"two-bit-kv\")", "@Contract(paper = \"two-bit-kv\", check = \"example_check\")",
                 "void exampleCheck(SeedRun run)", "void exampleCheckProperty(PropertyRun run)",
-                "run.metrics(run.protocol(TwoBitKvProtocol.Result.class, TwoBitKvProtocol::run));", "run.check();",
+                "run.metrics(TwoBitKvChecks.figures(run.protocol(TwoBitKvProtocol.Trace.class, TwoBitKvProtocol::run)));", "run.check();",
                 "fail(\"not written yet: check example_check over generated inputs");
         assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java")))
                 .contains("@Breaks(paper = \"two-bit-kv\", check = \"example_check\", description = \"not written yet: what the broken mechanism does\")", "fail(\"not written yet: build a deliberately broken");
@@ -139,5 +146,24 @@ class NewPaperTest {
         assertThat(root.resolve("src/main/java/org/mechspec/kivi")).as("the package it wrote first").doesNotExist();
         assertThat(root.resolve("src/test")).doesNotExist();
         assertThat(Files.readString(manifest)).isEqualTo(text);
+    }
+
+    @Test
+    void whatItWritesCompiles() throws Exception {
+        assertThat(newPaper("two-bit-kv").code()).isZero();
+        List<java.io.File> sources = new java.util.ArrayList<>();
+        for (String tree : List.of("src/main/java/org/mechspec/twobitkv", "src/test/java/org/mechspec/twobitkv")) {
+            try (var files = Files.list(root.resolve(tree))) {
+                files.map(Path::toFile).forEach(sources::add);
+            }
+        }
+        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
+        java.io.StringWriter diagnostics = new java.io.StringWriter();
+        try (var files = javac.getStandardFileManager(null, null, java.nio.charset.StandardCharsets.UTF_8)) {
+            boolean ok = javac.getTask(diagnostics, files, null, List.of("--release", "17", "-proc:none", "-d",
+                    Files.createDirectories(root.resolve("classes")).toString(), "-cp", System.getProperty("java.class.path")), null,
+                    files.getJavaFileObjectsFromFiles(sources)).call();
+            assertThat(ok).as("javac on the scaffold: %s", diagnostics).isTrue();
+        }
     }
 }
