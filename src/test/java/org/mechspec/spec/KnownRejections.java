@@ -24,7 +24,7 @@ public final class KnownRejections {
             for (Method m : ContractCoverage.discoveredTestMethods()) {
                 for (Breaks b : m.getAnnotationsByType(Breaks.class)) {
                     byCheck.computeIfAbsent(b.paper() + "/" + b.check(), k -> new ArrayList<>())
-                            .add((b.description().isBlank() ? words(m.getName()) : b.description()) + " (" + m.getDeclaringClass().getSimpleName() + ")");
+                            .add(line(m, b));
                 }
             }
             corpus().forEach(line -> byCheck.computeIfAbsent(line[0], k -> new ArrayList<>()).add(line[1]));
@@ -53,6 +53,11 @@ public final class KnownRejections {
             throw new java.io.UncheckedIOException("the judge's corpus list is unreadable", e);
         }
         return out;
+    }
+
+    /** A mutant's line: its description, else its method's name in words, and its class. */
+    static String line(Method mutant, Breaks b) {
+        return (b.description().isBlank() ? words(mutant.getName()) : b.description()) + " (" + mutant.getDeclaringClass().getSimpleName() + ")";
     }
 
     /** {@code flippedFoldSignBreaksTheLogitIdentity} → "flipped fold sign breaks the logit identity". */
