@@ -21,8 +21,14 @@ worker = Worker("attend-dequantizes-whole-cache", "1.0")
 
 def dense(inputs, params, precision, q, causal):
     dtype = np.float64 if precision == "f64" else np.float32
-    k, v = pnmix.read_cache(inputs, params, dtype)  # the whole cache, dense
-    return pnmix.attention(k, v, q, causal, dtype)
+    layout = pnmix.cache_layout(inputs, params)
+
+    def whole(part):  # the bug: every block of the cache, dequantized and held at once, on every call
+        blocks = [block for _, block in pnmix.cache_blocks(inputs, layout, part, dtype)]
+        return np.concatenate(blocks) if blocks else np.empty((0, layout["kv_heads"], layout["head_dim"]), dtype=dtype)
+
+    k, v = whole("keys"), whole("values")
+    return pnmix.blocked_attention(lambda part: iter([(0, k if part == "keys" else v)]), k.shape[0], q, causal, dtype)
 
 
 @worker.operation("pnmix.attend", precisions=["f64", "f32"])

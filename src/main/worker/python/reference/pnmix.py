@@ -663,16 +663,6 @@ def cache_blocks(inputs, layout, part, dtype, dequantizers=None):
         yield at, residual.astype(dtype).reshape(shape)
 
 
-def read_cache(inputs, params, dtype, dequantizers=None):
-    """The whole cache's keys and values, dequantized: two [length, kv_heads, head_dim] arrays of dtype, position
-    order (sink, groups, residual). For tests and tools that want every token at once; ``attend`` and ``decode`` read
-    the cache a block at a time (``cache_blocks``) and never hold this."""
-    layout = cache_layout(inputs, params)
-    k, v = ([block for _, block in cache_blocks(inputs, layout, part, dtype, dequantizers)] for part in ("keys", "values"))
-    empty = np.empty((0, layout["kv_heads"], layout["head_dim"]), dtype=dtype)
-    return (np.concatenate(k) if k else empty), (np.concatenate(v) if v else empty)
-
-
 _SUM_CHUNK = 1 << 15  # products held at once by _ordered_matmul, so that they stay in cache
 
 
@@ -699,11 +689,6 @@ def _ordered_matmul(a, b, dtype, start=None):
         for t in part.reshape(part.shape[0], -1):
             acc += t
     return acc.reshape(n, r, c)
-
-
-def attention(k, v, q, causal, dtype):
-    """``blocked_attention`` over keys and values held whole: k, v [length, kv_heads, d]."""
-    return blocked_attention(lambda part: iter([(0, k if part == "keys" else v)]), k.shape[0], q, causal, dtype)
 
 
 def blocked_attention(blocks, length, q, causal, dtype):
