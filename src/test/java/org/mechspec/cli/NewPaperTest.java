@@ -94,7 +94,7 @@ class NewPaperTest {
     @Test
     void startingFromTheAuthorsManifestItWritesTheHalvesOfExactlyItsChecks() throws Exception {
         Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
-        String mine = Files.readString(Path.of("src/test/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
+        String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
                 .replace("@key@", "kivi").replace("@sources@", "\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
                 .replaceFirst("(?s)\"checks\": \\[.*?\\],\\s*\"metrics\"", """
                         "checks": [
