@@ -10,15 +10,16 @@ import java.nio.file.Path;
 import java.util.Locale;
 
 /** Input the command cannot work with (missing file, invalid JSON, unknown paper, bad option): exit code 2. */
-final class InputException extends RuntimeException {
+public final class InputException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
-    InputException(String message) {
+    /** Input the command cannot work with, said in one line ({@code message}). */
+    public InputException(String message) {
         super(message);
     }
 
     /** A file the command was asked to write and could not, in one line naming it: {@code cannot write PATH: why}. */
-    static InputException cannotWrite(Path target, IOException e) {
+    public static InputException cannotWrite(Path target, IOException e) {
         return new InputException("cannot write " + target + ": " + why(e));
     }
 

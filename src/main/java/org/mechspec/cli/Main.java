@@ -1,6 +1,7 @@
 package org.mechspec.cli;
 
 import java.io.PrintWriter;
+import java.util.ServiceLoader;
 import org.mechspec.spec.ManifestException;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -9,28 +10,32 @@ import picocli.CommandLine.ParameterException;
 import picocli.CommandLine.Spec;
 
 /**
- * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts, time the decode kernels ({@link ExitCodes}). It lives
- * with the contracts because {@code run} launches them through the JUnit Platform; the bundle carries both jars.
+ * The {@code mechspec} command: run the contracts, validate, merge and diff artifacts, and the subcommands papers add
+ * ({@link PaperCommand}, e.g. pn-mix's {@code bench}); exit codes in {@link ExitCodes}.
  */
 @Command(name = "mechspec", mixinStandardHelpOptions = true, version = "mechspec 0.1.0",
         description = "Executable specifications of attention and KV-cache mechanisms: run the contracts and work with their artifacts.",
-        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, BenchCommand.class, GpuCheckCommand.class, SlurmCommand.class, NewPaper.class, StressCommand.class})
+        subcommands = {RunCommand.class, ValidateCommand.class, MergeCommand.class, DiffCommand.class, GpuCheckCommand.class, SlurmCommand.class, NewPaper.class, StressCommand.class})
 public final class Main implements Runnable {
     @Spec
     CommandSpec spec;
 
     @Override
     public void run() {
-        throw new ParameterException(spec.commandLine(), "name a command: run, validate, merge, diff, bench, gpu-check, slurm, new-paper or stress");
+        throw new ParameterException(spec.commandLine(), "name a command: " + String.join(", ", spec.commandLine().getSubcommands().keySet()));
     }
 
+    /** Runs the command line {@code args} and exits with its code. */
     public static void main(String[] args) {
         System.exit(execute(new PrintWriter(System.out, true), new PrintWriter(System.err, true), args));
     }
 
     /** Runs one command line with the given streams and returns its exit code. */
-    static int execute(PrintWriter out, PrintWriter err, String... args) {
+    public static int execute(PrintWriter out, PrintWriter err, String... args) {
         CommandLine cl = new CommandLine(new Main());
+        for (PaperCommand command : ServiceLoader.load(PaperCommand.class)) {
+            cl.addSubcommand(command);
+        }
         cl.setOut(out);
         cl.setErr(err);
         cl.setParameterExceptionHandler((e, a) -> {

@@ -1,4 +1,4 @@
-package org.mechspec.cli;
+package org.mechspec.compute;
 
 import java.util.regex.Pattern;
 
@@ -11,10 +11,11 @@ import java.util.regex.Pattern;
  * @param state "yes", "no" or "unknown"
  * @param evidence what the state was read from
  */
-record MigState(String state, String evidence) {
+public record MigState(String state, String evidence) {
     private static final Pattern MIG_PROFILE = Pattern.compile("\\bMIG\\b");
 
-    static MigState of(String deviceName, String visibleDevices, boolean emulated) {
+    /** The state of the device named {@code deviceName}, selected by {@code visibleDevices} (may be null). */
+    public static MigState of(String deviceName, String visibleDevices, boolean emulated) {
         if (emulated) {
             return new MigState("unknown", "the emulated driver models no MIG partitioning");
         }
@@ -32,7 +33,7 @@ record MigState(String state, String evidence) {
     }
 
     /** Why a fraction of the clock × bus-width peak is not reported, or null when it is. */
-    String peakWithheld() {
+    public String peakWithheld() {
         return switch (state) {
             case "no" -> null;
             case "yes" -> "MIG slice: memory clock x bus width is the whole GPU's peak; a slice gets a share of it that the"

@@ -1,4 +1,4 @@
-package org.mechspec.cli;
+package org.mechspec.pnmix;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -13,11 +13,12 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import jcuda.driver.CUdevice_attribute;
+import org.mechspec.cli.ExitCodes;
+import org.mechspec.cli.InputException;
+import org.mechspec.cli.PaperCommand;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.DeviceProbe;
-import org.mechspec.pnmix.CudaSplitKDecode;
-import org.mechspec.pnmix.DecodeBench;
-import org.mechspec.pnmix.WorkingSet;
+import org.mechspec.compute.MigState;
 import org.mechspec.report.AtomicFiles;
 import org.mechspec.report.OutputFolder;
 import org.mechspec.report.SourceFingerprints;
@@ -26,6 +27,11 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
+/**
+ * {@code mechspec bench}: pn-mix's decode benchmark, a subcommand this paper adds to the command ({@link PaperCommand}):
+ * the split-K kernels on a GPU, or an outside implementation's {@code pnmix.decode} judged as a timed claim
+ * ({@link ImplementationBench}).
+ */
 @Command(name = "bench", mixinStandardHelpOptions = true, header = "Time split-K decode over packed and fp16 caches on the GPU.", description = {
     "Time one fp32 decode step of the split-K kernels over the pn-mix packed cache",
     "and over an fp16 cache of the same tokens, for a 32q/8kv x128 layer and the",
@@ -45,7 +51,7 @@ import picocli.CommandLine.Spec;
     "OUT/bench.<id>.json; exit 1 when a call was wrong, irreproducible or faster",
     "than reading its cache.",
     "Exit 0 done, 1 findings (--implementation), 2 no CUDA device or bad options."})
-final class BenchCommand implements Callable<Integer> {
+public final class BenchCommand implements Callable<Integer>, PaperCommand {
     /** What the first GPU run is measured against (src/site/markdown/gpu.md, "Decode benchmark"). */
     static final double TARGET_FRACTION_OF_PEAK = 0.70;
     static final double TARGET_SPEEDUP_AT_32K = 2.5;
@@ -143,7 +149,7 @@ final class BenchCommand implements Callable<Integer> {
             if (!impl.serves("pnmix.decode", "f32")) {
                 throw new InputException("implementation " + impl.id() + " does not serve pnmix.decode (f32): nothing of it to time");
             }
-            org.mechspec.pnmix.PackedCacheOps ops = org.mechspec.pnmix.PackedCacheOps.forBackend(new org.mechspec.worker.WorkerBackend(impl));
+            PackedCacheOps ops = PackedCacheOps.forBackend(new org.mechspec.worker.WorkerBackend(impl));
             DecodeBench.Shape shape = DecodeBench.SHAPES.get(1);
             double copy = ImplementationBench.copyBandwidth();
             List<ImplementationBench.Result> results = new ArrayList<>();
@@ -384,7 +390,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     /** "NVIDIA H200" → "nvidia-h200". */
-    static String slug(String device) {
+    public static String slug(String device) {
         String s = device.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9]+", "-").replaceAll("^-|-$", "");
         return s.isEmpty() ? "device" : s;
     }

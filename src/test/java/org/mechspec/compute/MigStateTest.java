@@ -1,4 +1,4 @@
-package org.mechspec.cli;
+package org.mechspec.compute;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
