@@ -85,8 +85,8 @@ final class RunCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
-    /** What discovery scans and leaves out; tests narrow these to run their own fixture contracts. */
-    String scanPackage = "org.mechspec";
+    /** What discovery scans (null: the selected papers' packages) and leaves out; tests narrow these to their fixtures. */
+    String scanPackage;
     List<String> excludedTags = List.of("launcher-fixture");
     /** The main class (and arguments) that runs one paper in a JVM of its own on CUDA ({@link PaperProcesses}). */
     List<String> childCommand = List.of(Main.class.getName(), "run");
@@ -349,8 +349,11 @@ final class RunCommand implements Callable<Integer> {
     }
 
     private LauncherDiscoveryRequest request() {
+        Manifests manifests = Manifests.contracts();
+        List<String> packages = scanPackage != null ? List.of(scanPackage) : org.mechspec.spec.ContractCoverage.packages(
+                (papers.isEmpty() ? manifests.papers() : papers).stream().map(manifests::forPaper).toList());
         LauncherDiscoveryRequestBuilder b = LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectPackage(scanPackage))
+                .selectors(packages.stream().map(p -> selectPackage(p)).toList())
                 .filters(TagFilter.includeTags("contract"));
         if (!excludedTags.isEmpty()) {
             b.filters(TagFilter.excludeTags(excludedTags));

@@ -89,7 +89,7 @@ final class StressCommand implements Callable<Integer> {
         }
         SummaryGeneratingListener summary = new SummaryGeneratingListener();
         Stress.reset();
-        var request = LauncherDiscoveryRequestBuilder.request().selectors(selectPackage("org.mechspec"))
+        var request = LauncherDiscoveryRequestBuilder.request().selectors(selectPackage(manifests.forPaper(paper).javaPackage()))
                 .filters(TagFilter.includeTags("contract"), TagFilter.includeTags(paper), TagFilter.excludeTags("launcher-fixture"),
                         propertyHalvesOf(paper, check))
                 .build();

@@ -7,7 +7,7 @@ import org.mechspec.compute.OneBitLevels;
 
 /**
  * The CPU definition of {@link PackedCacheOps}: fixed loop orders and StrictMath, so the same inputs give the
- * same bits on any machine. Attention follows {@link CpuBackend#attention}'s arithmetic order exactly, so over
+ * same bits on any machine. Attention follows {@link org.mechspec.compute.CpuBackend#attention}'s arithmetic order exactly, so over
  * the same dequantized values the two agree bit for bit.
  */
 public final class CpuPackedCacheOps implements PackedCacheOps {

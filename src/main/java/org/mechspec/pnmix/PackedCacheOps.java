@@ -9,7 +9,7 @@ import org.mechspec.worker.WorkerBackend;
  * Group quantization with bit packing and attention over a packed KV cache: the operations of a
  * mixed-precision cache. {@link CpuPackedCacheOps} is the deterministic definition; {@link CudaPackedCacheOps}
  * runs the same semantics in {@code src/main/cuda/pnmix.cu} (bit-identical codes and metadata; attention under
- * the FlashAttention tolerance rule). Layouts: {@link BitPacking}, {@link PackedBlock}, {@link PackedKvCache};
+ * the FlashAttention tolerance rule). Layouts: {@link org.mechspec.compute.BitPacking}, {@link PackedBlock}, {@link PackedKvCache};
  * code and value arrays are [tokens][channels] row-major.
  */
 public interface PackedCacheOps {

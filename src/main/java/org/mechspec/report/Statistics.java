@@ -46,7 +46,7 @@ public final class Statistics {
         return 1.96 * sampleStd(xs) / Math.sqrt(xs.size());
     }
 
-    /** Student-t half-width t(0.975, n−1)·s/√n; 0 when n < 2. */
+    /** Student-t half-width t(0.975, n−1)·s/√n; 0 when n &lt; 2. */
     public static double ci95t(List<Double> xs) {
         if (xs.size() < 2) {
             return 0.0;

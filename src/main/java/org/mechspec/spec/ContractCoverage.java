@@ -37,7 +37,7 @@ public final class ContractCoverage {
     /** The findings for the manifests in {@code -Dmechspec.contracts.dir} (default contracts/); empty when covered. */
     public static List<String> findings() {
         List<Manifest> manifests = ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")));
-        List<String> out = findings(manifests, discoveredTestMethods(), surefireIncludes(Path.of("pom.xml")));
+        List<String> out = findings(manifests, discoveredTestMethods(packages(manifests)), surefireIncludes(Path.of("pom.xml")));
         out.addAll(sourcesFindings(manifests));
         return out;
     }
@@ -51,6 +51,16 @@ public final class ContractCoverage {
         for (Manifest m : manifests) {
             if (m.sources().isEmpty()) {
                 continue; // a test's fixture manifest, which names no code
+            }
+            if (!m.javaPackage().equals(Manifest.DEFAULT_PACKAGE)) {
+                // A paper in its own repository: mechspec's sources are in its jar, not this tree, so only the paper's
+                // own package is checked to be there and listed first.
+                String own = "src/main/java/" + m.javaPackage().replace('.', '/');
+                if (!m.sources().get(0).equals(own) || !Files.isDirectory(Path.of(own))) {
+                    out.add(m.paper() + ": the first of 'sources' in " + m.file() + " must be the paper's package folder " + own
+                            + ", got " + m.sources().get(0));
+                }
+                continue;
             }
             if (!m.sources().get(0).startsWith("src/main/java/org/mechspec/")) {
                 out.add(m.paper() + ": the first of 'sources' in " + m.file() + " must be the paper's package"
@@ -147,10 +157,18 @@ public final class ContractCoverage {
         return c.getEnclosingClass() == null ? c : topLevel(c.getEnclosingClass());
     }
 
-    /** Every test method the JUnit Platform discovers under org.mechspec, fixtures excluded. */
-    static List<Method> discoveredTestMethods() {
+    /** {@link Manifest#DEFAULT_PACKAGE} and the package of every manifest: where tests of these papers may be. */
+    public static List<String> packages(List<Manifest> manifests) {
+        Set<String> out = new TreeSet<>(List.of(Manifest.DEFAULT_PACKAGE));
+        manifests.forEach(m -> out.add(m.javaPackage()));
+        // A package inside another is discovered with it.
+        return out.stream().filter(p -> out.stream().noneMatch(q -> !q.equals(p) && p.startsWith(q + "."))).toList();
+    }
+
+    /** Every test method the JUnit Platform discovers in the given packages, fixtures excluded. */
+    static List<Method> discoveredTestMethods(List<String> packages) {
         TestPlan plan = LauncherFactory.create().discover(LauncherDiscoveryRequestBuilder.request()
-                .selectors(selectPackage("org.mechspec")).build());
+                .selectors(packages.stream().map(p -> selectPackage(p)).toList()).build());
         Set<String> seen = new TreeSet<>();
         List<Method> out = new ArrayList<>();
         plan.getRoots().forEach(root -> collect(plan, root, seen, out));

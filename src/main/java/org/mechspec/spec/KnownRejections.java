@@ -12,24 +12,32 @@ import java.util.TreeMap;
  * reader of a verdict sees what "true" rules out. Found once per JVM.
  */
 public final class KnownRejections {
-    private static Map<String, List<String>> byCheck;
+    private static final Map<String, List<String>> byMutant = new TreeMap<>();
+    private static Map<String, List<String>> byCorpus;
+    private static final List<String> SCANNED = new ArrayList<>();
 
     private KnownRejections() {
     }
 
     /** The lines for {@code paper}/{@code check}, in test order; empty when none is found (a bundle without tests). */
     public static synchronized List<String> of(String paper, String check) {
-        if (byCheck == null) {
-            byCheck = new TreeMap<>();
-            for (Method m : ContractCoverage.discoveredTestMethods()) {
+        if (byCorpus == null) {
+            byCorpus = new TreeMap<>();
+            corpus().forEach(line -> byCorpus.computeIfAbsent(line[0], k -> new ArrayList<>()).add(line[1]));
+        }
+        // The mutants are found where the paper's manifest says its tests are, each package scanned once.
+        String pkg = ManifestLoader.forPaper(paper).javaPackage();
+        if (SCANNED.stream().noneMatch(p -> pkg.equals(p) || pkg.startsWith(p + "."))) {
+            SCANNED.add(pkg);
+            for (Method m : ContractCoverage.discoveredTestMethods(List.of(pkg))) {
                 for (Breaks b : m.getAnnotationsByType(Breaks.class)) {
-                    byCheck.computeIfAbsent(b.paper() + "/" + b.check(), k -> new ArrayList<>())
-                            .add(line(m, b));
+                    byMutant.computeIfAbsent(b.paper() + "/" + b.check(), k -> new ArrayList<>()).add(line(m, b));
                 }
             }
-            corpus().forEach(line -> byCheck.computeIfAbsent(line[0], k -> new ArrayList<>()).add(line[1]));
         }
-        return byCheck.getOrDefault(paper + "/" + check, List.of());
+        List<String> out = new ArrayList<>(byMutant.getOrDefault(paper + "/" + check, List.of()));
+        out.addAll(byCorpus.getOrDefault(paper + "/" + check, List.of()));
+        return out;
     }
 
     /**

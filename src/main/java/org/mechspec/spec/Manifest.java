@@ -49,6 +49,18 @@ public record Manifest(
         return out;
     }
 
+    /** Where the papers mechspec ships keep their contracts and mutants, the package of a manifest that names none. */
+    public static final String DEFAULT_PACKAGE = "org.mechspec";
+
+    /**
+     * The Java package that holds the paper's mechanism, contracts and mutants (field {@code package}; default
+     * {@link #DEFAULT_PACKAGE}): what the coverage rule, {@code mechspec run} and {@code mechspec stress} discover tests
+     * in. A paper kept in its own repository names its own.
+     */
+    public String javaPackage() {
+        return root.path("package").asText(DEFAULT_PACKAGE);
+    }
+
     /** The metrics a run's summary shows, mean ± std over seeds (field {@code headline}; none when absent). */
     public List<String> headline() {
         List<String> out = new java.util.ArrayList<>();

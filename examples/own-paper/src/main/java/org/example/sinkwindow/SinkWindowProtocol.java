@@ -1,0 +1,66 @@
+package org.example.sinkwindow;
+
+import org.mechspec.compute.Backend;
+import org.mechspec.compute.Rng;
+
+/**
+ * The sink-window protocol of contracts/sink-window.json: one seed's stream of keys, values and queries from
+ * mechspec's pinned RNG, fed to a {@link SinkWindowCache}, and what the cache held and answered at every step. It
+ * returns that trace, not figures: the contracts recompute each figure from it by its definition.
+ */
+public final class SinkWindowProtocol {
+    /** Tokens in the stream. */
+    public static final int TOKENS = 96;
+    /** Attention sinks kept. */
+    public static final int SINKS = 4;
+    /** Recent tokens kept. */
+    public static final int WINDOW = 16;
+    /** Key (and query) dimension. */
+    public static final int KEY_DIM = 8;
+    /** Value dimension. */
+    public static final int VALUE_DIM = 6;
+
+    private SinkWindowProtocol() {
+    }
+
+    /**
+     * One seed's run: the stream (token t's key, value and query), and after appending token t the positions held,
+     * the output for query t, and the bytes stored.
+     */
+    public record Trace(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries,
+                        int[][] held, double[][] outputs, long storedBytes) {
+    }
+
+    /** Seed {@code seed}'s run of the cache with its online softmax (a CPU mechanism: every backend gives the same). */
+    public static Trace run(long seed, Backend backend) {
+        return run(seed, SinkWindowCache.ONLINE_SOFTMAX);
+    }
+
+    /** Seed {@code seed}'s run with the given attention, for a cache built around another one. */
+    public static Trace run(long seed, SinkWindowCache.Attend attend) {
+        Rng rng = new Rng(seed);
+        double[][] keys = new double[TOKENS][];
+        double[][] values = new double[TOKENS][];
+        double[][] queries = new double[TOKENS][];
+        for (int t = 0; t < TOKENS; t++) {
+            keys[t] = rng.normals(KEY_DIM, 0, 1);
+            values[t] = rng.normals(VALUE_DIM, 0, 1);
+            queries[t] = rng.normals(KEY_DIM, 0, 1);
+        }
+        return run(seed, SINKS, WINDOW, keys, values, queries, attend);
+    }
+
+    /** The cache fed the given stream: token t appended, then query t decoded. */
+    public static Trace run(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries,
+                            SinkWindowCache.Attend attend) {
+        SinkWindowCache cache = new SinkWindowCache(sinks, window, keys[0].length, values[0].length, attend);
+        int[][] held = new int[keys.length][];
+        double[][] outputs = new double[keys.length][];
+        for (int t = 0; t < keys.length; t++) {
+            cache.append(keys[t], values[t]);
+            held[t] = cache.heldPositions();
+            outputs[t] = cache.decode(queries[t]);
+        }
+        return new Trace(seed, sinks, window, keys, values, queries, held, outputs, cache.storedBytes());
+    }
+}

@@ -1,0 +1,87 @@
+package org.example.sinkwindow;
+
+import java.util.Arrays;
+import java.util.stream.IntStream;
+
+/**
+ * The figures of contracts/sink-window.json recomputed from a run's trace by their definitions: which positions a
+ * sink-plus-window cache must hold, written as a set rule; attention as dense two-pass softmax over the whole stream
+ * with the evicted keys masked out (not the cache's one-pass softmax over its own slots); the bytes from the formula.
+ */
+final class SinkWindowChecks {
+    private SinkWindowChecks() {
+    }
+
+    /** One component per metric of the manifest. */
+    record Measured(long heldMismatches, double decodeMaxError, double shortStreamMaxError, long storedBytesExcess) {
+    }
+
+    static Measured figures(SinkWindowProtocol.Trace t) {
+        long mismatches = 0;
+        double decodeError = 0;
+        double shortError = 0;
+        for (int step = 0; step < t.keys().length; step++) {
+            int[] expected = heldByDefinition(step + 1, t.sinks(), t.window());
+            if (!Arrays.equals(expected, t.held()[step])) {
+                mismatches++;
+            }
+            double[] dense = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1, expected);
+            decodeError = Math.max(decodeError, maxAbsDifference(dense, t.outputs()[step]));
+            if (step + 1 <= t.sinks() + t.window()) {
+                double[] full = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1,
+                        IntStream.range(0, step + 1).toArray());
+                shortError = Math.max(shortError, maxAbsDifference(full, t.outputs()[step]));
+            }
+        }
+        long formula = (long) (t.sinks() + t.window()) * (t.keys()[0].length + t.values()[0].length) * Double.BYTES;
+        return new Measured(mismatches, decodeError, shortError, Math.abs(t.storedBytes() - formula));
+    }
+
+    /** After {@code arrived} tokens: positions below {@code sinks}, and the last {@code window} ones. */
+    static int[] heldByDefinition(int arrived, int sinks, int window) {
+        return IntStream.range(0, arrived).filter(p -> p < sinks || p >= arrived - window).toArray();
+    }
+
+    /** Softmax attention of {@code q} over keys 0..arrived-1 with every key outside {@code kept} masked (weight 0). */
+    static double[] maskedAttention(double[] q, double[][] keys, double[][] values, int arrived, int[] kept) {
+        boolean[] keep = new boolean[arrived];
+        for (int p : kept) {
+            keep[p] = true;
+        }
+        double[] logits = new double[arrived];
+        double max = Double.NEGATIVE_INFINITY;
+        for (int j = 0; j < arrived; j++) {
+            double dot = 0;
+            for (int i = 0; i < q.length; i++) {
+                dot += q[i] * keys[j][i];
+            }
+            logits[j] = keep[j] ? dot / Math.sqrt(q.length) : Double.NEGATIVE_INFINITY;
+            max = Math.max(max, logits[j]);
+        }
+        double sum = 0;
+        double[] weights = new double[arrived];
+        for (int j = 0; j < arrived; j++) {
+            weights[j] = keep[j] ? Math.exp(logits[j] - max) : 0;
+            sum += weights[j];
+        }
+        double[] out = new double[values[0].length];
+        for (int j = 0; j < arrived; j++) {
+            for (int i = 0; i < out.length; i++) {
+                out[i] += weights[j] / sum * values[j][i];
+            }
+        }
+        return out;
+    }
+
+    static double maxAbsDifference(double[] a, double[] b) {
+        if (a.length != b.length) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double m = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = Math.abs(a[i] - b[i]);
+            m = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(m, d);
+        }
+        return m;
+    }
+}

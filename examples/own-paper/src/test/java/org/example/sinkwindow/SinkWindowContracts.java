@@ -1,0 +1,107 @@
+package org.example.sinkwindow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.mechspec.spec.Properties.qt;
+import static org.quicktheories.generators.SourceDSL.integers;
+import static org.quicktheories.generators.SourceDSL.longs;
+
+import java.util.function.ToDoubleFunction;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.mechspec.compute.Rng;
+import org.mechspec.spec.Contract;
+import org.mechspec.spec.PropertyRun;
+import org.mechspec.spec.SeedRun;
+import org.mechspec.spec.Seeded;
+import org.mechspec.spec.Stress;
+
+/**
+ * The checks of contracts/sink-window.json: per check a seeded half (the protocol's figures for each manifest seed,
+ * judged by the manifest) and a property half (generated streams, sink counts and windows, odd sizes included,
+ * against the same definitions).
+ */
+@Tag("sink-window")
+class SinkWindowContracts {
+    private static final String PAPER = "sink-window";
+
+    /** The seed's figures, recomputed from its protocol run (made once per launch and seed), judged by the manifest. */
+    private static void record(SeedRun run) {
+        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        run.check();
+    }
+
+    /**
+     * A property half: on every generated stream (0-7 sinks, window 1-24, 1-80 tokens, dims 1-9 and 1-7), the
+     * figure {@code metric} of the cache's trace stands in {@code op} to {@code bound}.
+     */
+    private static void property(String metric, ToDoubleFunction<SinkWindowChecks.Measured> figure, String op, double bound) {
+        qt().withExamples(Stress.examples(300))
+                .forAll(integers().between(0, 7), integers().between(1, 24), integers().between(1, 80), longs().all())
+                .checkAssert((sinks, window, tokens, seed) -> {
+                    Rng rng = new Rng(seed);
+                    int keyDim = 1 + (int) (rng.uniform() * 9);
+                    int valueDim = 1 + (int) (rng.uniform() * 7);
+                    double[][] keys = new double[tokens][];
+                    double[][] values = new double[tokens][];
+                    double[][] queries = new double[tokens][];
+                    for (int t = 0; t < tokens; t++) {
+                        keys[t] = rng.normals(keyDim, 0, 1);
+                        values[t] = rng.normals(valueDim, 0, 1);
+                        queries[t] = rng.normals(keyDim, 0, 3);
+                    }
+                    SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, keys, values,
+                            queries, SinkWindowCache.ONLINE_SOFTMAX));
+                    String input = sinks + " sinks, window " + window + ", " + tokens + " tokens, dims " + keyDim + "/" + valueDim;
+                    assertThat(Stress.figure(metric, figure.applyAsDouble(m), op, bound, () -> input))
+                            .as("%s %s %s on %s", metric, op, bound, input).isTrue();
+                });
+    }
+
+    @Contract(paper = PAPER, check = "held_positions_exact")
+    @Seeded
+    void heldPositionsSeeded(SeedRun run) {
+        record(run);
+    }
+
+    @Contract(paper = PAPER, check = "held_positions_exact")
+    @Test
+    void heldPositionsProperty(PropertyRun run) {
+        property("held_mismatches", SinkWindowChecks.Measured::heldMismatches, "=", 0);
+    }
+
+    @Contract(paper = PAPER, check = "decode_matches_masked_dense")
+    @Seeded
+    void decodeSeeded(SeedRun run) {
+        record(run);
+    }
+
+    @Contract(paper = PAPER, check = "decode_matches_masked_dense")
+    @Test
+    void decodeProperty(PropertyRun run) {
+        property("decode_max_error", SinkWindowChecks.Measured::decodeMaxError, "<=", run.threshold());
+    }
+
+    @Contract(paper = PAPER, check = "short_stream_is_full_attention")
+    @Seeded
+    void shortStreamSeeded(SeedRun run) {
+        record(run);
+    }
+
+    @Contract(paper = PAPER, check = "short_stream_is_full_attention")
+    @Test
+    void shortStreamProperty(PropertyRun run) {
+        property("short_stream_max_error", SinkWindowChecks.Measured::shortStreamMaxError, "<=", run.threshold());
+    }
+
+    @Contract(paper = PAPER, check = "stored_bytes_exact")
+    @Seeded
+    void storedBytesSeeded(SeedRun run) {
+        record(run);
+    }
+
+    @Contract(paper = PAPER, check = "stored_bytes_exact")
+    @Test
+    void storedBytesProperty(PropertyRun run) {
+        property("stored_bytes_excess", SinkWindowChecks.Measured::storedBytesExcess, "=", 0);
+    }
+}
