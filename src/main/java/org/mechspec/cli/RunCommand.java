@@ -82,6 +82,12 @@ final class RunCommand implements Callable<Integer> {
             "names replays its shrunk case (default: drawn per run and printed)"})
     Long propertySeed;
 
+    @Option(names = "--project", paramLabel = "DIR", description = {
+            "run the papers of a Maven project of their own that depends on mechspec (examples/own-paper): its manifests",
+            "(DIR/contracts), its classes and tests (built there with mvn test-compile) and the dependencies its build lists",
+            "in DIR/" + ProjectRun.CLASSPATH_FILE})
+    Path project;
+
     @Spec
     CommandSpec spec;
 
@@ -95,6 +101,17 @@ final class RunCommand implements Callable<Integer> {
     public Integer call() {
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
+        if (project != null) {
+            String refused = ProjectRun.refusal(project);
+            if (refused != null) {
+                throw new InputException(refused);
+            }
+            try {
+                return ProjectRun.run(project, ProjectRun.without(spec.commandLine().getParseResult().originalArgs()), stdout);
+            } catch (java.io.IOException e) {
+                throw new InputException("--project " + project + ": " + e.getMessage());
+            }
+        }
         checkOptions();
         String unusable = backend.startsWith("cuda") ? Backends.cudaUnavailableReason(backend) : null;
         if (unusable != null) {

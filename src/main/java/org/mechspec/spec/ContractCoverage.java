@@ -36,8 +36,8 @@ public final class ContractCoverage {
 
     /** The findings for the manifests in {@code -Dmechspec.contracts.dir} (default contracts/); empty when covered. */
     public static List<String> findings() {
-        List<Manifest> manifests = ManifestLoader.loadAll(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")));
-        List<String> out = findings(manifests, discoveredTestMethods(packages(manifests)), surefireIncludes(Path.of("pom.xml")));
+        List<Manifest> manifests = ManifestLoader.loadAll(contractsDir());
+        List<String> out = findings(manifests, discoveredTestMethods(packages(manifests)), surefireIncludes(projectRoot().resolve("pom.xml")));
         out.addAll(sourcesFindings(manifests));
         return out;
     }
@@ -56,7 +56,7 @@ public final class ContractCoverage {
                 // A paper in its own repository: mechspec's sources are in its jar, not this tree, so only the paper's
                 // own package is checked to be there and listed first.
                 String own = "src/main/java/" + m.javaPackage().replace('.', '/');
-                if (!m.sources().get(0).equals(own) || !Files.isDirectory(Path.of(own))) {
+                if (!m.sources().get(0).equals(own) || !Files.isDirectory(projectRoot().resolve(own))) {
                     out.add(m.paper() + ": the first of 'sources' in " + m.file() + " must be the paper's package folder " + own
                             + ", got " + m.sources().get(0));
                 }
@@ -157,10 +157,13 @@ public final class ContractCoverage {
         return c.getEnclosingClass() == null ? c : topLevel(c.getEnclosingClass());
     }
 
-    /** {@link Manifest#DEFAULT_PACKAGE} and the package of every manifest: where tests of these papers may be. */
+    /** The package of every manifest ({@link Manifest#DEFAULT_PACKAGE} when there is none): where their tests are. */
     public static List<String> packages(List<Manifest> manifests) {
-        Set<String> out = new TreeSet<>(List.of(Manifest.DEFAULT_PACKAGE));
+        Set<String> out = new TreeSet<>();
         manifests.forEach(m -> out.add(m.javaPackage()));
+        if (out.isEmpty()) {
+            out.add(Manifest.DEFAULT_PACKAGE);
+        }
         // A package inside another is discovered with it.
         return out.stream().filter(p -> out.stream().noneMatch(q -> !q.equals(p) && p.startsWith(q + "."))).toList();
     }
@@ -177,8 +180,19 @@ public final class ContractCoverage {
 
     /** Whether the working folder is the project (pom.xml and the manifests' folder), whose tests are all at hand. */
     public static boolean inACheckout() {
-        return Files.isRegularFile(Path.of("pom.xml"))
-                && Files.isDirectory(Path.of(System.getProperty("mechspec.contracts.dir", "contracts")));
+        return Files.isRegularFile(projectRoot().resolve("pom.xml")) && Files.isDirectory(contractsDir());
+    }
+
+    /**
+     * The project whose papers run: {@code -Dmechspec.project.dir} ({@code mechspec run --project} sets it for a paper
+     * kept in its own repository), else the working folder.
+     */
+    public static Path projectRoot() {
+        return Path.of(System.getProperty("mechspec.project.dir", ""));
+    }
+
+    private static Path contractsDir() {
+        return Path.of(System.getProperty("mechspec.contracts.dir", projectRoot().resolve("contracts").toString()));
     }
 
     /** Whether this plan runs a paper's contract (not only fixtures): then the coverage rule is checked with it. */

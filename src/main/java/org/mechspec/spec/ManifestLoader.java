@@ -235,8 +235,7 @@ public final class ManifestLoader {
         f.array(root, "limitations");
         List<String> sources = f.strings(root, "sources");
         if (root.has("package") && !f.string(root, "package").matches("[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)*")) {
-            throw new ManifestException(file + ": field 'package' must be a Java package name (e.g. org.example.mypaper), got '"
-                    + root.path("package").asText() + "'");
+            throw new ManifestException(file + ": field 'package' must be a Java package name, e.g. org.example.mypaper");
         }
         if (root.has("operations")) {
             for (String op : f.strings(root, "operations")) {

@@ -34,7 +34,7 @@ class BenchCommandTest {
         Cli r = Cli.run("bench", "--tokens", "300,1100", "--warmup", "1", "--rounds", "2", "--launches", "2", "--out", dir.toString());
         assertThat(r.code()).as("%s", r).isZero();
         assertThat(r.out()).contains("packed/fp16").contains("layer-32q-8kv-128d").contains("pn-mix-8q-2kv-32d");
-        Path file = dir.resolve("bench." + (emulated ? "cuda-emulated" : org.mechspec.pnmix.BenchCommand.slug(DeviceProbe.device().name())) + ".json");
+        Path file = dir.resolve("bench." + (emulated ? "cuda-emulated" : org.mechspec.bench.BenchCommand.slug(DeviceProbe.device().name())) + ".json");
         JsonNode j = new ObjectMapper().readTree(file.toFile());
         assertThat(j.has("meaningless")).isEqualTo(emulated);
         assertThat(r.out().contains("EMULATED: figures are meaningless")).isEqualTo(emulated);
@@ -93,8 +93,8 @@ class BenchCommandTest {
 
     @Test
     void deviceNamesBecomeFileNames() {
-        assertThat(org.mechspec.pnmix.BenchCommand.slug("NVIDIA H200")).isEqualTo("nvidia-h200");
-        assertThat(org.mechspec.pnmix.BenchCommand.slug("NVIDIA GeForce RTX 4090 (Laptop)")).isEqualTo("nvidia-geforce-rtx-4090-laptop");
-        assertThat(org.mechspec.pnmix.BenchCommand.slug("***")).isEqualTo("device");
+        assertThat(org.mechspec.bench.BenchCommand.slug("NVIDIA H200")).isEqualTo("nvidia-h200");
+        assertThat(org.mechspec.bench.BenchCommand.slug("NVIDIA GeForce RTX 4090 (Laptop)")).isEqualTo("nvidia-geforce-rtx-4090-laptop");
+        assertThat(org.mechspec.bench.BenchCommand.slug("***")).isEqualTo("device");
     }
 }

@@ -1,4 +1,4 @@
-package org.mechspec.pnmix;
+package org.mechspec.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -19,6 +19,10 @@ import org.mechspec.cli.PaperCommand;
 import org.mechspec.compute.CudaBackend;
 import org.mechspec.compute.DeviceProbe;
 import org.mechspec.compute.MigState;
+import org.mechspec.pnmix.CudaSplitKDecode;
+import org.mechspec.pnmix.DecodeBench;
+import org.mechspec.pnmix.PackedCacheOps;
+import org.mechspec.pnmix.WorkingSet;
 import org.mechspec.report.AtomicFiles;
 import org.mechspec.report.OutputFolder;
 import org.mechspec.report.SourceFingerprints;
@@ -28,9 +32,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code mechspec bench}: pn-mix's decode benchmark, a subcommand this paper adds to the command ({@link PaperCommand}):
- * the split-K kernels on a GPU, or an outside implementation's {@code pnmix.decode} judged as a timed claim
- * ({@link ImplementationBench}).
+ * {@code mechspec bench}: pn-mix's decode benchmark, the split-K kernels on a GPU, or an outside implementation's
+ * {@code pnmix.decode} judged as a timed claim ({@link ImplementationBench}). A tool above the papers: it reads
+ * pn-mix's kernels (which stay free of the command, their executed sources unchanged) and reaches the command as a
+ * {@link PaperCommand}.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true, header = "Time split-K decode over packed and fp16 caches on the GPU.", description = {
     "Time one fp32 decode step of the split-K kernels over the pn-mix packed cache",

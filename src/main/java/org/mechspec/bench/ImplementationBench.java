@@ -1,4 +1,4 @@
-package org.mechspec.pnmix;
+package org.mechspec.bench;
 
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -6,6 +6,10 @@ import java.util.List;
 import org.mechspec.compute.FloatArrays;
 import org.mechspec.compute.HalfFloat;
 import org.mechspec.compute.Rng;
+import org.mechspec.pnmix.CpuPackedCacheOps;
+import org.mechspec.pnmix.DecodeBench;
+import org.mechspec.pnmix.PackedCacheOps;
+import org.mechspec.pnmix.PackedKvCache;
 import org.mechspec.spec.FlashRule;
 
 /**
