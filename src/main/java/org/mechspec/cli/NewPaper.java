@@ -40,6 +40,9 @@ import picocli.CommandLine.Spec;
     "declared check) and mutants test. Every generated test fails with 'not written",
     "yet: ...' until written, so the build is red, never falsely green. Run it again",
     "after declaring checks: it adds their missing tests and changes nothing else.",
+    "With --project DIR: a paper in a Maven project of its own instead (its pom.xml,",
+    "depending on mechspec by its coordinates; package --package, default",
+    "org.example.<key without dashes>; README, \"Your own papers\").",
     "All or nothing: a failure part-way puts back every file it wrote.",
     "Exit 0 written, 2 bad key, not a checkout or a file that could not be written."})
 final class NewPaper implements Callable<Integer> {
@@ -49,8 +52,14 @@ final class NewPaper implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "KEY", description = "the paper's key, e.g. two-bit-kv (its tag and artifact name)")
     String key;
 
-    @Option(names = "--root", paramLabel = "DIR", description = "the project folder (default: the current one)")
+    @Option(names = "--root", paramLabel = "DIR", description = "the mechspec checkout (default: the current folder)")
     Path root = Path.of("");
+
+    @Option(names = "--project", paramLabel = "DIR", description = "write a Maven project of its own there instead (created if absent)")
+    Path project;
+
+    @Option(names = "--package", paramLabel = "P", description = "with --project: the paper's Java package (default: org.example.<key without dashes>)")
+    String javaPackage;
 
     @Spec
     CommandSpec spec;
@@ -66,9 +75,9 @@ final class NewPaper implements Callable<Integer> {
     @Override
     public Integer call() {
         PrintWriter out = spec.commandLine().getOut();
-        root = root.toAbsolutePath();
+        root = (project != null ? project : root).toAbsolutePath();
         validateKey();
-        if (!Files.isDirectory(root.resolve("src/main/java/org/mechspec/compute"))) {
+        if (project == null && !Files.isDirectory(root.resolve("src/main/java/org/mechspec/compute"))) {
             throw new InputException(root + " is not a mechspec checkout (no src/main/java/org/mechspec/compute/): run new-paper in"
                     + " one, or pass it as --root DIR; nothing was written");
         }
@@ -83,8 +92,9 @@ final class NewPaper implements Callable<Integer> {
             out.println(key + ": every declared check already has its tests; nothing written");
         } else {
             written.forEach(f -> out.println("wrote " + f));
-            out.println("next: mvn -B verify -Dgroups=" + key + " fails with 'not written yet' for each part to write"
-                    + " (README, \"Add a paper\")");
+            out.println(project == null ? "next: mvn -B verify -Dgroups=" + key + " fails with 'not written yet' for each part to write"
+                    + " (README, \"Add a paper\")" : "next: mvn -B verify in " + root + " (mechspec installed with mvn install in its checkout)"
+                    + " fails with 'not written yet' for each part to write (README, \"Your own papers\")");
         }
         return ExitCodes.OK;
     }
@@ -95,8 +105,18 @@ final class NewPaper implements Callable<Integer> {
         }
         this.pkg = key.replace("-", "");
         this.camel = camel(key.replace('-', '_'), true);
-        if (Set.of("compute", "data", "model", "report", "spec", "cli", "bench").contains(pkg)) {
+        if (javaPackage != null && project == null) {
+            throw new InputException("--package needs --project (a paper mechspec ships lives in org.mechspec.<key without dashes>)");
+        }
+        if (project != null) {
+            javaPackage = javaPackage != null ? javaPackage : "org.example." + pkg;
+            if (!javaPackage.matches("[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)*") || javaPackage.startsWith("org.mechspec")) {
+                throw new InputException("--package '" + javaPackage + "' must be a Java package name of your own, e.g. org.example." + pkg);
+            }
+        } else if (Set.of("compute", "data", "model", "report", "spec", "cli", "bench", "worker", "tokenize").contains(pkg)) {
             throw new InputException("paper key '" + key + "' would use the shared package org.mechspec." + pkg);
+        } else {
+            javaPackage = "org.mechspec." + pkg;
         }
     }
 
@@ -108,7 +128,11 @@ final class NewPaper implements Callable<Integer> {
             }
             String[] part = line.split(" ");
             Path file = target(fill(part[1]));
-            if (part[0].equals("create")) {
+            if (part[0].equals("project")) {
+                if (project != null) {
+                    createIfAbsent(file, fill(template(part[2])));
+                }
+            } else if (part[0].equals("create")) {
                 createIfAbsent(file, fill(template(part[2])));
             } else {
                 String block = fill(template(part[3]));
@@ -118,21 +142,42 @@ final class NewPaper implements Callable<Integer> {
         }
     }
 
-    /** main/ and test/ are the two source trees' org/mechspec folders; anything else is relative to the project. */
+    /** main/ and test/ are the two source trees' java folders; anything else is relative to the project. */
     private Path target(String path) {
         if (path.startsWith("main/") || path.startsWith("test/")) {
-            return root.resolve("src").resolve(path.substring(0, 4)).resolve("java/org/mechspec").resolve(path.substring(5));
+            return root.resolve("src").resolve(path.substring(0, 4)).resolve("java").resolve(path.substring(5));
         }
         return root.resolve(path);
     }
 
     private String fill(String text) {
-        String out = text.replace("@key@", key).replace("@pkg@", pkg).replace("@Camel@", camel);
+        String dir = javaPackage.replace('.', '/');
+        String out = text.replace("@key@", key).replace("@package@", javaPackage).replace("@dir@", dir).replace("@Camel@", camel)
+                .replace("@package_field@", project == null ? "" : "\n  \"package\": \"" + javaPackage + "\",")
+                .replace("@group@", javaPackage.substring(0, javaPackage.lastIndexOf('.') < 0 ? javaPackage.length() : javaPackage.lastIndexOf('.')))
+;
+        if (out.contains("@mechspec_version@")) {
+            out = out.replace("@mechspec_version@", mechspecVersion());
+        }
         if (out.contains("@sources@")) { // the manifest: what the package, written just before, executes
-            out = out.replace("@sources@", String.join(", ", ExecutedSources.of(root, pkg).stream()
+            out = out.replace("@sources@", project != null ? "\"src/main/java/" + dir + "\"" : String.join(", ", ExecutedSources.of(root, pkg).stream()
                     .sorted((x, y) -> x.endsWith("/" + pkg) ? -1 : y.endsWith("/" + pkg) ? 1 : x.compareTo(y)).map(x -> "\"" + x + "\"").toList()));
         }
         return out;
+    }
+
+    /** This mechspec's version (version.properties, filled in by the build), for a project's dependency on it. */
+    static String mechspecVersion() {
+        try (InputStream in = NewPaper.class.getResourceAsStream("version.properties")) {
+            java.util.Properties p = new java.util.Properties();
+            if (in == null) {
+                throw new IllegalStateException("version.properties is not on the classpath (a build without its resources)");
+            }
+            p.load(in);
+            return p.getProperty("version");
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     private static String template(String name) throws IOException {

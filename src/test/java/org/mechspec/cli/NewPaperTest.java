@@ -95,7 +95,7 @@ class NewPaperTest {
     void startingFromTheAuthorsManifestItWritesTheHalvesOfExactlyItsChecks() throws Exception {
         Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
         String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
-                .replace("@key@", "kivi").replace("@sources@", "\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
+                .replace("@key@", "kivi").replace("@package_field@", "").replace("@sources@", "\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
                 .replaceFirst("(?s)\"checks\": \\[.*?\\],\\s*\"metrics\"", """
                         "checks": [
                             {"name": "keys_per_channel", "description": "d", "figures": [{"metric": "key_mse", "op": "<=", "bound": "0.1"}]},
@@ -165,5 +165,36 @@ class NewPaperTest {
                     files.getJavaFileObjectsFromFiles(sources)).call();
             assertThat(ok).as("javac on the scaffold: %s", diagnostics).isTrue();
         }
+    }
+
+    @Test
+    void withProjectItWritesAProjectOfItsOwnThatCompilesAgainstMechspec(@TempDir Path elsewhere) throws Exception {
+        Path project = elsewhere.resolve("lab-paper");
+        Cli r = Cli.run("new-paper", "recent-only", "--project", project.toString(), "--package", "org.lab.recent");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(Files.readString(project.resolve("pom.xml"))).contains("<artifactId>mechspec</artifactId>")
+                .contains("<mechspec.version>" + NewPaper.mechspecVersion() + "</mechspec.version>").contains("<groupId>org.lab</groupId>")
+                .doesNotContain("@key@", "@group@", "<relativePath>", "systemPath");
+        org.mechspec.spec.Manifest manifest = org.mechspec.spec.ManifestLoader.load(project.resolve("contracts/recent-only.json"));
+        assertThat(manifest.javaPackage()).isEqualTo("org.lab.recent");
+        assertThat(manifest.sources()).containsExactly("src/main/java/org/lab/recent");
+        List<java.io.File> sources = new java.util.ArrayList<>();
+        for (String tree : List.of("src/main/java/org/lab/recent", "src/test/java/org/lab/recent")) {
+            try (var files = Files.list(project.resolve(tree))) {
+                files.map(Path::toFile).forEach(sources::add);
+            }
+        }
+        assertThat(sources).hasSize(5);
+        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
+        java.io.StringWriter diagnostics = new java.io.StringWriter();
+        try (var files = javac.getStandardFileManager(null, null, java.nio.charset.StandardCharsets.UTF_8)) {
+            boolean ok = javac.getTask(diagnostics, files, null, List.of("--release", "17", "-proc:none", "-d",
+                    Files.createDirectories(elsewhere.resolve("classes")).toString(), "-cp", System.getProperty("java.class.path")), null,
+                    files.getJavaFileObjectsFromFiles(sources)).call();
+            assertThat(ok).as("javac on the project's scaffold: %s", diagnostics).isTrue();
+        }
+        assertThat(Cli.run("new-paper", "recent-only", "--package", "org.lab.recent").err()).contains("--package needs --project");
+        assertThat(Cli.run("new-paper", "recent-only", "--project", project.toString(), "--package", "org.mechspec.x").err())
+                .contains("must be a Java package name of your own");
     }
 }
