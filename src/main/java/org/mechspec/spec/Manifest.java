@@ -30,11 +30,12 @@ public record Manifest(
 
     /**
      * The worker operations ({@code src/main/worker/PROTOCOL.md}) the paper's mechanism is built from (field
-     * {@code operations}): an outside implementation that serves none of them is not judged on this paper.
+     * {@code operations}: mechspec's own by name, the paper's own as objects declaring them): an outside implementation
+     * that serves none of them is not judged on this paper.
      */
     public List<String> operations() {
         List<String> out = new java.util.ArrayList<>();
-        root.path("operations").forEach(n -> out.add(n.asText()));
+        root.path("operations").forEach(n -> out.add(n.isObject() ? n.path("name").asText() : n.asText()));
         return out;
     }
 

@@ -237,15 +237,7 @@ public final class ManifestLoader {
         if (root.has("package") && !f.string(root, "package").matches("[a-z_][a-z0-9_]*(\\.[a-z_][a-z0-9_]*)*")) {
             throw new ManifestException(file + ": field 'package' must be a Java package name, e.g. org.example.mypaper");
         }
-        if (root.has("operations")) {
-            for (String op : f.strings(root, "operations")) {
-                if (!org.mechspec.worker.Operations.names().contains(op)) {
-                    throw new ManifestException(file + ": field 'operations' names '" + op + "', which is no worker operation (PROTOCOL.md: "
-                            + String.join(", ", org.mechspec.worker.Operations.names()) + ")");
-                }
-            }
-        }
-        List<String> operations = root.has("operations") ? f.strings(root, "operations") : List.of();
+        List<String> operations = DeclaredOperations.read(file, paper, root.path("operations"));
         for (Manifest.Check c : checks.values()) {
             for (String op : c.judges()) {
                 // A misspelt operation is never answered: every verdict of its check would read "not judged".

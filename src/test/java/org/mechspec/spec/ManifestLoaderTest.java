@@ -113,4 +113,28 @@ class ManifestLoaderTest {
         assertThatThrownBy(() -> ManifestLoader.parse("demo.json", judging)).isInstanceOf(ManifestException.class)
                 .hasMessageContaining("check 'c' judges 'attentoin', which is not one of the paper's operations");
     }
+
+    /**
+     * A paper declares an operation of its own in its manifest, and from then on a worker's handshake may serve it and
+     * its checks may judge it; a declaration that takes a name of mechspec's, another paper's, or describes no tensors
+     * is one line naming the entry.
+     */
+    @Test
+    void aPaperDeclaresItsOwnWorkerOperation() {
+        String own = "{\"name\": \"demoown.scale\", \"precisions\": [\"f64\"], \"description\": \"x times 2\","
+                + " \"inputs\": {\"x\": \"f64 [n]\"}, \"outputs\": {\"y\": \"f64 [n]\"}}";
+        String declaring = VALID.replace("\"description\"", "\"judges\": [\"demoown.scale\"], \"description\"")
+                .replace("\"artifact\": {}", "\"artifact\": {}, \"operations\": [\"attention\", " + own + "]");
+        Manifest m = ManifestLoader.parse("demo.json", declaring);
+        assertThat(m.operations()).containsExactly("attention", "demoown.scale");
+        assertThat(org.mechspec.worker.Operations.precisions("demoown.scale")).containsExactly("f64");
+        assertThatThrownBy(() -> ManifestLoader.parse("other.json", declaring.replace("\"paper\": \"demo\"", "\"paper\": \"other\"")))
+                .isInstanceOf(ManifestException.class).hasMessageContaining("'demoown.scale' is declared by paper demo already");
+        assertThatThrownBy(() -> ManifestLoader.parse("demo.json", declaring.replace("demoown.scale", "pnmix.decode")))
+                .isInstanceOf(ManifestException.class).hasMessageContaining("is one of mechspec's own");
+        assertThatThrownBy(() -> ManifestLoader.parse("demo.json", declaring.replace("\"outputs\": {\"y\": \"f64 [n]\"}", "\"outputs\": {}")))
+                .isInstanceOf(ManifestException.class).hasMessageContaining("operations[1]").hasMessageContaining("must describe its outputs");
+        assertThatThrownBy(() -> ManifestLoader.parse("demo.json", declaring.replace("\"attention\", {", "\"attentoin\", {")))
+                .isInstanceOf(ManifestException.class).hasMessageContaining("operations[0]' names 'attentoin', which is no worker operation");
+    }
 }

@@ -2,6 +2,9 @@ package org.example.sinkwindow;
 
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Rng;
+import org.mechspec.worker.Implementation;
+import org.mechspec.worker.Operations;
+import org.mechspec.worker.WorkerBackend;
 
 /**
  * The sink-window protocol of contracts/sink-window.json: one seed's stream of keys, values and queries from
@@ -19,6 +22,8 @@ public final class SinkWindowProtocol {
     public static final int KEY_DIM = 8;
     /** Value dimension. */
     public static final int VALUE_DIM = 6;
+    /** This paper's own worker operation (contracts/sink-window.json declares it): the whole cache over one stream. */
+    public static final String STREAM = "sinkwindow.stream";
 
     private SinkWindowProtocol() {
     }
@@ -31,23 +36,32 @@ public final class SinkWindowProtocol {
                         int[][] held, double[][] outputs, long storedBytes) {
     }
 
-    /** Seed {@code seed}'s run of the cache with its online softmax (a CPU mechanism: every backend gives the same). */
+    /**
+     * Seed {@code seed}'s run: through an outside implementation's {@value #STREAM} when {@code backend} is one that
+     * serves it (README, "Your own papers"), else through this cache with its online softmax (a CPU mechanism: every
+     * other backend gives the same).
+     */
     public static Trace run(long seed, Backend backend) {
-        return run(seed, SinkWindowCache.ONLINE_SOFTMAX);
+        Stream s = Stream.draw(seed);
+        return run(seed, SINKS, WINDOW, s.keys, s.values, s.queries, backend);
     }
 
-    /** Seed {@code seed}'s run with the given attention, for a cache built around another one. */
+    /** Seed {@code seed}'s run of this cache with the given attention, for a cache built around another one. */
     public static Trace run(long seed, SinkWindowCache.Attend attend) {
-        Rng rng = new Rng(seed);
-        double[][] keys = new double[TOKENS][];
-        double[][] values = new double[TOKENS][];
-        double[][] queries = new double[TOKENS][];
-        for (int t = 0; t < TOKENS; t++) {
-            keys[t] = rng.normals(KEY_DIM, 0, 1);
-            values[t] = rng.normals(VALUE_DIM, 0, 1);
-            queries[t] = rng.normals(KEY_DIM, 0, 1);
+        Stream s = Stream.draw(seed);
+        return run(seed, SINKS, WINDOW, s.keys, s.values, s.queries, attend);
+    }
+
+    /** The given stream through {@code backend}'s {@value #STREAM} when it is a worker serving it, else this cache. */
+    public static Trace run(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries, Backend backend) {
+        if (backend instanceof WorkerBackend worker) {
+            Implementation impl = worker.implementation();
+            if (impl.serves(STREAM, Operations.F64)) {
+                return WorkerStream.run(impl, seed, sinks, window, keys, values, queries);
+            }
+            impl.fellBack(STREAM);
         }
-        return run(seed, SINKS, WINDOW, keys, values, queries, attend);
+        return run(seed, sinks, window, keys, values, queries, SinkWindowCache.ONLINE_SOFTMAX);
     }
 
     /** The cache fed the given stream: token t appended, then query t decoded. */
@@ -62,5 +76,21 @@ public final class SinkWindowProtocol {
             outputs[t] = cache.decode(queries[t]);
         }
         return new Trace(seed, sinks, window, keys, values, queries, held, outputs, cache.storedBytes());
+    }
+
+    /** One seed's stream: per token t in order, its key, value and query ~ N(0, 1) from mechspec's Rng(seed). */
+    private record Stream(double[][] keys, double[][] values, double[][] queries) {
+        static Stream draw(long seed) {
+            Rng rng = new Rng(seed);
+            double[][] keys = new double[TOKENS][];
+            double[][] values = new double[TOKENS][];
+            double[][] queries = new double[TOKENS][];
+            for (int t = 0; t < TOKENS; t++) {
+                keys[t] = rng.normals(KEY_DIM, 0, 1);
+                values[t] = rng.normals(VALUE_DIM, 0, 1);
+                queries[t] = rng.normals(KEY_DIM, 0, 1);
+            }
+            return new Stream(keys, values, queries);
+        }
     }
 }

@@ -8,6 +8,7 @@ import static org.quicktheories.generators.SourceDSL.longs;
 import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.mechspec.compute.Backend;
 import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.PropertyRun;
@@ -18,7 +19,8 @@ import org.mechspec.spec.Stress;
 /**
  * The checks of contracts/sink-window.json: per check a seeded half (the protocol's figures for each manifest seed,
  * judged by the manifest) and a property half (generated streams, sink counts and windows, odd sizes included,
- * against the same definitions).
+ * against the same definitions), on mechspec's cache or, when a run judges one, an outside implementation's
+ * {@code sinkwindow.stream}.
  */
 @Tag("sink-window")
 class SinkWindowContracts {
@@ -34,7 +36,9 @@ class SinkWindowContracts {
      * A property half: on every generated stream (0-7 sinks, window 1-24, 1-80 tokens, dims 1-9 and 1-7), the
      * figure {@code metric} of the cache's trace stands in {@code op} to {@code bound}.
      */
-    private static void property(String metric, ToDoubleFunction<SinkWindowChecks.Measured> figure, String op, double bound) {
+    private static void property(PropertyRun run, String metric, ToDoubleFunction<SinkWindowChecks.Measured> figure, String op,
+                                 double bound) {
+        Backend backend = run.backend(); // an outside implementation's, when the run judges one
         qt().withExamples(Stress.examples(300))
                 .forAll(integers().between(0, 7), integers().between(1, 24), integers().between(1, 80), longs().all())
                 .checkAssert((sinks, window, tokens, seed) -> {
@@ -50,7 +54,7 @@ class SinkWindowContracts {
                         queries[t] = rng.normals(keyDim, 0, 3);
                     }
                     SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, keys, values,
-                            queries, SinkWindowCache.ONLINE_SOFTMAX));
+                            queries, backend));
                     String input = sinks + " sinks, window " + window + ", " + tokens + " tokens, dims " + keyDim + "/" + valueDim;
                     assertThat(Stress.figure(metric, figure.applyAsDouble(m), op, bound, () -> input))
                             .as("%s %s %s on %s", metric, op, bound, input).isTrue();
@@ -66,7 +70,7 @@ class SinkWindowContracts {
     @Contract(paper = PAPER, check = "held_positions_exact")
     @Test
     void heldPositionsProperty(PropertyRun run) {
-        property("held_mismatches", SinkWindowChecks.Measured::heldMismatches, "=", 0);
+        property(run, "held_mismatches", SinkWindowChecks.Measured::heldMismatches, "=", 0);
     }
 
     @Contract(paper = PAPER, check = "decode_matches_masked_dense")
@@ -78,7 +82,7 @@ class SinkWindowContracts {
     @Contract(paper = PAPER, check = "decode_matches_masked_dense")
     @Test
     void decodeProperty(PropertyRun run) {
-        property("decode_max_error", SinkWindowChecks.Measured::decodeMaxError, "<=", run.threshold());
+        property(run, "decode_max_error", SinkWindowChecks.Measured::decodeMaxError, "<=", run.threshold());
     }
 
     @Contract(paper = PAPER, check = "short_stream_is_full_attention")
@@ -90,7 +94,7 @@ class SinkWindowContracts {
     @Contract(paper = PAPER, check = "short_stream_is_full_attention")
     @Test
     void shortStreamProperty(PropertyRun run) {
-        property("short_stream_max_error", SinkWindowChecks.Measured::shortStreamMaxError, "<=", run.threshold());
+        property(run, "short_stream_max_error", SinkWindowChecks.Measured::shortStreamMaxError, "<=", run.threshold());
     }
 
     @Contract(paper = PAPER, check = "stored_bytes_exact")
@@ -102,6 +106,6 @@ class SinkWindowContracts {
     @Contract(paper = PAPER, check = "stored_bytes_exact")
     @Test
     void storedBytesProperty(PropertyRun run) {
-        property("stored_bytes_excess", SinkWindowChecks.Measured::storedBytesExcess, "=", 0);
+        property(run, "stored_bytes_excess", SinkWindowChecks.Measured::storedBytesExcess, "=", 0);
     }
 }
