@@ -10,6 +10,7 @@ package org.mechspec.compute;
 public record AttentionShape(int batch, int queryHeads, int kvHeads, int queryLen, int keyLen, int headDim,
                              int valueDim, double scale, boolean causal) {
 
+    /** Checks the dimensions: every one positive and the query heads a multiple of the KV heads. */
     public AttentionShape {
         requirePositive("batch", batch);
         requirePositive("queryHeads", queryHeads);
@@ -36,22 +37,27 @@ public record AttentionShape(int batch, int queryHeads, int kvHeads, int queryLe
                 1.0 / Math.sqrt(headDim), causal);
     }
 
+    /** Numbers in q: batch × query heads × queries × head dim. */
     public long queryElements() {
         return (long) batch * queryHeads * queryLen * headDim;
     }
 
+    /** Numbers in k: batch × KV heads × keys × head dim. */
     public long keyElements() {
         return (long) batch * kvHeads * keyLen * headDim;
     }
 
+    /** Numbers in v: batch × KV heads × keys × value dim. */
     public long valueElements() {
         return (long) batch * kvHeads * keyLen * valueDim;
     }
 
+    /** Numbers in the additive bias: batch × query heads × queries × keys. */
     public long biasElements() {
         return (long) batch * kvHeads * keyLen;
     }
 
+    /** Numbers in the output: batch × query heads × queries × value dim. */
     public long outputElements() {
         return (long) batch * queryHeads * queryLen * valueDim;
     }

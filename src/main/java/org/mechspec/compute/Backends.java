@@ -9,11 +9,13 @@ import java.util.List;
  * must then be the emulator, so a run can never pass one off as the other.
  */
 public final class Backends {
+    /** The values {@code -Dmechspec.backend} and {@code mechspec run --backend} accept. */
     public static final List<String> NAMES = List.of("auto", "cpu", "cuda", "cuda-emulated");
 
     private Backends() {
     }
 
+    /** The backend asked for by {@code -Dmechspec.backend} (auto when unset). */
     public static String requested() {
         String r = System.getProperty("mechspec.backend", "auto").trim();
         if (r.isEmpty()) {

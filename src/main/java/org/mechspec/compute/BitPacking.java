@@ -11,6 +11,7 @@ public final class BitPacking {
     private BitPacking() {
     }
 
+    /** Refuses a bit width outside 1-8, naming {@code what}. */
     public static void requireBits(String what, int bits) {
         if (bits < 1 || bits > 8) {
             throw new IllegalArgumentException(what + " must be 1..8 bits, got " + bits);
@@ -78,6 +79,7 @@ public final class BitPacking {
         return (short) ((in[offset] & 0xFF) | (in[offset + 1] << 8));
     }
 
+    /** Writes the fp16 bits {@code h} little-endian at {@code offset}. */
     public static void putHalf(byte[] out, int offset, short h) {
         out[offset] = (byte) h;
         out[offset + 1] = (byte) (h >>> 8);

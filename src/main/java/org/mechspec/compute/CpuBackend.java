@@ -11,6 +11,7 @@ import java.util.function.DoubleUnaryOperator;
  * reference" of the differential tolerance rule.
  */
 public final class CpuBackend implements Backend {
+    /** The one instance: the backend holds no state. */
     public static final CpuBackend INSTANCE = new CpuBackend();
 
     private CpuBackend() {

@@ -99,6 +99,7 @@ public final class CudaBackend implements Backend {
         return info.name();
     }
 
+    /** The device this backend runs on: name, compute capability, whether the driver is the emulated one. */
     public CudaDevice info() {
         return info;
     }
@@ -462,6 +463,7 @@ public final class CudaBackend implements Backend {
         private final List<CUdeviceptr> owned = new ArrayList<>();
         private long ownedBytes;
 
+        /** An empty set of buffers. */
         public DeviceBuffers() {
             synchronized (CudaBackend.this) {
                 requireUsable();
@@ -486,12 +488,14 @@ public final class CudaBackend implements Backend {
             CudaBackend.this.download(host, device, bytes);
         }
 
+        /** A device copy of {@code bytes} bytes at {@code host}, counted as bytes to the device. */
         public CUdeviceptr upload(Pointer host, long bytes) {
             CUdeviceptr p = alloc(bytes);
             CudaBackend.this.upload(p, host, bytes);
             return p;
         }
 
+        /** A device buffer of {@code bytes} bytes filled with NaN bits, so an element a kernel leaves unwritten shows. */
         public CUdeviceptr poisoned(long bytes) {
             CUdeviceptr p = alloc(bytes);
             synchronized (CudaBackend.this) {

@@ -8,6 +8,7 @@ public record CudaDevice(String name, int driverVersion, int ccMajor, int ccMino
     /** The project's emulated driver (src/test/emulator) names itself so; its runs are never GPU evidence. */
     static final String EMULATOR_PREFIX = "mechspec CUDA emulator";
 
+    /** Whether this is the project's emulated driver rather than a GPU (never GPU evidence). */
     public boolean emulated() {
         return name.startsWith(EMULATOR_PREFIX);
     }
@@ -17,6 +18,7 @@ public record CudaDevice(String name, int driverVersion, int ccMajor, int ccMino
         return release(driverVersion);
     }
 
+    /** The compute capability as major.minor. */
     public String computeCapability() {
         return ccMajor + "." + ccMinor;
     }
@@ -25,6 +27,7 @@ public record CudaDevice(String name, int driverVersion, int ccMajor, int ccMino
         return version / 1000 + "." + version % 1000 / 10;
     }
 
+    /** One line naming the device for logs and artifacts. */
     public String describe() {
         return name + ", compute capability " + computeCapability() + ", driver for CUDA " + driverRelease()
                 + ", kernels " + image + " (nvcc " + KernelImages.nvccRelease() + ")";

@@ -20,6 +20,7 @@ public final class DeviceGate {
     private DeviceGate() {
     }
 
+    /** args: the backend asked for, and the file to leave the refusal in (empty when the run may go on). */
     public static void main(String[] args) throws IOException {
         Path verdictFile = args.length > 1 && !args[1].isBlank() ? Path.of(args[1]) : null;
         String refusal = refusal(args.length > 0 ? args[0] : "auto");

@@ -9,12 +9,15 @@ import java.util.TreeMap;
  * gave no time). On the emulated driver the events read the host clock, so its milliseconds are host time.
  */
 public record DeviceWork(Map<String, Long> launches, long bytesToDevice, long bytesFromDevice, double deviceMs) {
+    /** No device work: what the CPU backends report. */
     public static final DeviceWork NONE = new DeviceWork(Map.of(), 0, 0, 0);
 
+    /** Copies the launch counts, so the record is immutable. */
     public DeviceWork {
         launches = java.util.Collections.unmodifiableMap(new TreeMap<>(launches));
     }
 
+    /** Kernel launches of every kernel together. */
     public long kernelLaunches() {
         return launches.values().stream().mapToLong(Long::longValue).sum();
     }
@@ -32,6 +35,7 @@ public record DeviceWork(Map<String, Long> launches, long bytesToDevice, long by
                 deviceMs - earlier.deviceMs);
     }
 
+    /** This work and {@code other} together. */
     public DeviceWork plus(DeviceWork other) {
         Map<String, Long> l = new TreeMap<>(launches);
         other.launches.forEach((k, n) -> l.merge(k, n, Long::sum));
@@ -39,6 +43,7 @@ public record DeviceWork(Map<String, Long> launches, long bytesToDevice, long by
                 deviceMs + other.deviceMs);
     }
 
+    /** Whether nothing ran or moved on the device. */
     public boolean isEmpty() {
         return launches.isEmpty() && bytesToDevice == 0 && bytesFromDevice == 0;
     }

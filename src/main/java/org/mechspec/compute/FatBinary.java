@@ -17,15 +17,18 @@ public record FatBinary(List<Image> images) {
 
     /** One image: sm (e.g. 90) and, for PTX, the ISA version (e.g. 9.0). */
     public record Image(boolean ptx, int sm, String ptxIsa) {
+        /** One line naming the architectures and PTX the image carries. */
         public String describe() {
             return ptx ? "compute_" + sm + " PTX (ISA " + ptxIsa + "), JIT-compiled by the driver" : "sm_" + sm + " SASS";
         }
     }
 
+    /** Whether {@code data} starts with the fatbin magic number. */
     public static boolean isFatBinary(byte[] data) {
         return data.length >= 16 && ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN).getInt(0) == MAGIC;
     }
 
+    /** The entries of a fatbin image; an {@link IllegalArgumentException} for a malformed one. */
     public static FatBinary parse(byte[] data) {
         if (!isFatBinary(data)) {
             throw new IllegalArgumentException("not an nvcc fatbin (magic 0xBA55ED50 missing)");

@@ -5,6 +5,7 @@ public final class Finite {
     private Finite() {
     }
 
+    /** An {@link IllegalArgumentException} naming {@code name} and the first NaN or infinite element of {@code a}. */
     public static void require(String name, double[] a) {
         for (int i = 0; i < a.length; i++) {
             if (!Double.isFinite(a[i])) {
@@ -13,6 +14,7 @@ public final class Finite {
         }
     }
 
+    /** An {@link IllegalArgumentException} naming {@code name} and the first NaN or infinite element of {@code a}. */
     public static void require(String name, float[] a) {
         for (int i = 0; i < a.length; i++) {
             if (!Float.isFinite(a[i])) {

@@ -5,6 +5,7 @@ public final class FloatArrays {
     private FloatArrays() {
     }
 
+    /** Each element as a double (exact). */
     public static double[] widen(float[] x) {
         double[] out = new double[x.length];
         for (int i = 0; i < x.length; i++) {
@@ -13,6 +14,7 @@ public final class FloatArrays {
         return out;
     }
 
+    /** Each element rounded to the nearest float. */
     public static float[] narrow(double[] x) {
         float[] out = new float[x.length];
         for (int i = 0; i < x.length; i++) {

@@ -83,10 +83,12 @@ public final class HalfFloat {
         return (short) (Float.floatToRawIntBits((float) Math.copySign(q, x)) >>> 16);
     }
 
+    /** The value of bfloat16 bits {@code b} (exact). */
     public static double fromBfloat16Bits(short b) {
         return Float.intBitsToFloat((b & 0xFFFF) << 16);
     }
 
+    /** {@code x} rounded to the nearest bfloat16, ties to even, as a double. */
     public static double roundToBfloat16(double x) {
         return fromBfloat16Bits(toBfloat16Bits(x));
     }

@@ -29,6 +29,7 @@ public final class KernelArgs {
         return put(8, DeviceMemory.address(allocation) + byteOffset);
     }
 
+    /** Appends an int argument. */
     public KernelArgs i32(int v) {
         align(4);
         buffer.putInt(size, v);
@@ -37,10 +38,12 @@ public final class KernelArgs {
         return this;
     }
 
+    /** Appends a float argument. */
     public KernelArgs f32(float v) {
         return i32(Float.floatToRawIntBits(v));
     }
 
+    /** Appends a double argument. */
     public KernelArgs f64(double v) {
         return put(8, Double.doubleToRawLongBits(v));
     }

@@ -12,6 +12,7 @@ public final class Progress {
     private Progress() {
     }
 
+    /** Prints one progress line for a long protocol's phase, unless the run is quiet. */
     public static void step(String paper, long seed, String phase) {
         if (!Boolean.getBoolean("mechspec.quiet")) {
             System.err.printf(Locale.ROOT, "[mechspec] %s seed %d: %s (%.1f s)%n", paper, seed, phase, (System.nanoTime() - START) / 1e9);

@@ -12,6 +12,7 @@ public final class Rng {
     private double spareNormal;
     private boolean hasSpare;
 
+    /** The stream of {@code seed} (rng.md pins its first values). */
     public Rng(long seed) {
         this.state = seed;
     }

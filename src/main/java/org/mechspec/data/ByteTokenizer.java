@@ -2,6 +2,7 @@ package org.mechspec.data;
 
 /** Byte-level tokenizer: every byte is its own token, so the vocabulary is the 256 byte values. */
 public final class ByteTokenizer {
+    /** One token per byte value. */
     public static final int VOCAB_SIZE = 256;
 
     private ByteTokenizer() {
@@ -20,10 +21,12 @@ public final class ByteTokenizer {
         return tokens;
     }
 
+    /** One token per byte: its unsigned value. */
     public static int[] encode(byte[] bytes) {
         return encode(bytes, 0, bytes.length);
     }
 
+    /** The bytes the tokens stand for. */
     public static byte[] decode(int[] tokens) {
         byte[] bytes = new byte[tokens.length];
         for (int i = 0; i < tokens.length; i++) {

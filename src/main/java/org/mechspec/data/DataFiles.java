@@ -60,6 +60,7 @@ public final class DataFiles {
         return file;
     }
 
+    /** The lower-case hex SHA-256 of {@code bytes}. */
     public static String sha256(byte[] bytes) {
         try {
             return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
@@ -72,6 +73,7 @@ public final class DataFiles {
     public static final class DataIntegrityException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        /** A data file whose bytes are not the pinned ones, said in one line. */
         public DataIntegrityException(String message) {
             super(message);
         }
@@ -81,6 +83,7 @@ public final class DataFiles {
     public static final class MissingDataException extends RuntimeException {
         private static final long serialVersionUID = 1L;
 
+        /** A data file that is not there, said in one line with where to get it. */
         public MissingDataException(String message) {
             super(message);
         }

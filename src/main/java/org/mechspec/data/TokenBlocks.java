@@ -11,6 +11,7 @@ public final class TokenBlocks {
     private final int blockLength;
     private final int count;
 
+    /** The whole blocks of {@code blockLength} tokens in {@code tokens} (a shorter tail is dropped). */
     public TokenBlocks(int[] tokens, int blockLength) {
         if (blockLength < 2) {
             throw new IllegalArgumentException("block length must be at least 2 (one input, one target), got "
@@ -29,10 +30,12 @@ public final class TokenBlocks {
         return new TokenBlocks(ByteTokenizer.encode(bytes), blockLength);
     }
 
+    /** How many blocks there are. */
     public int count() {
         return count;
     }
 
+    /** Tokens per block. */
     public int blockLength() {
         return blockLength;
     }

@@ -6,7 +6,9 @@ package org.mechspec.data;
  * of src/site/markdown/data.md; a missing file skips, a different file is an error.
  */
 public enum WikiText2 {
+    /** The validation split. */
     VALIDATION("wikitext-2/valid.txt", "f0737ed31fc1329026e95cb8b98e19c2a182c39c240ab909dc31abf2f8af58e8"),
+    /** The test split. */
     TEST("wikitext-2/test.txt", "d790b833ef8cf03a90db7bf1271b7520b83c45ce07ba3c1a9699df81e239eca0");
 
     /** Dataset id written into records and artifacts. */
@@ -28,10 +30,12 @@ public enum WikiText2 {
         return DataFiles.verifiedBytes(relativePath, sha256, SOURCE);
     }
 
+    /** The split's file under the data folder. */
     public String relativePath() {
         return relativePath;
     }
 
+    /** The SHA-256 the split's file must have. */
     public String sha256() {
         return sha256;
     }

@@ -30,6 +30,7 @@ public final class ArtifactRenderer {
     /** Render a value the run lacks as null instead of refusing (see {@link #renderWhatTheRunHolds}). */
     private boolean partial;
 
+    /** Renders a run made in this JVM, with the source fingerprints recorded at build time. */
     public ArtifactRenderer(Manifest manifest, PaperRun run, SourceFingerprints.Recorded fingerprints) {
         this(manifest, run, fingerprints.commit(), fingerprints.under(manifest.sources()),
                 System.getProperty("java.vm.name") + " " + System.getProperty("java.version"));
@@ -59,6 +60,7 @@ public final class ArtifactRenderer {
         return this;
     }
 
+    /** The artifact: the manifest's template with every form filled in from the run. */
     public ObjectNode render() {
         JsonNode out = render(manifest.artifact(), null);
         if (!out.isObject()) {

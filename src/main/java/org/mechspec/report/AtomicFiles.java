@@ -20,6 +20,7 @@ public final class AtomicFiles {
     private AtomicFiles() {
     }
 
+    /** Writes {@code content} to {@code target} through a temporary file and a rename: the file is whole or untouched. */
     public static void write(Path target, String content) throws IOException {
         Path dir = target.toAbsolutePath().getParent();
         Files.createDirectories(dir);

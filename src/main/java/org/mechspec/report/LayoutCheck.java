@@ -58,6 +58,7 @@ public final class LayoutCheck {
         }
     }
 
+    /** The JSON type of {@code n}: object, array, string, number, boolean or null. */
     public static String type(JsonNode n) {
         if (n.isObject()) {
             return "object";

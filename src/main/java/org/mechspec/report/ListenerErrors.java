@@ -10,6 +10,7 @@ import java.util.List;
  * artifacts, and the build's report gate and {@code mechspec run} fail on them.
  */
 public final class ListenerErrors {
+    /** The file in a run's reports folder that holds the listener's errors, one per line. */
     public static final String FILE = "mechspec-errors.txt";
     /** One line per data set a test was skipped for (its file and the flag to pass), written by the listener. */
     public static final String MISSING_DATA_FILE = "mechspec-missing-data.txt";

@@ -20,8 +20,11 @@ public final class PaperRun {
     static final ObjectMapper JSON = new ObjectMapper();
     /** Runtime figures of the device work a seed's checks did on CUDA; each check adds its own, so they are summed. */
     public static final String KERNEL_LAUNCHES = "cuda_kernel_launches";
+    /** Runtime key: bytes copied to the device for a seed's checks. */
     public static final String BYTES_TO_DEVICE = "cuda_bytes_to_device";
+    /** Runtime key: bytes copied back from the device for a seed's checks. */
     public static final String BYTES_FROM_DEVICE = "cuda_bytes_from_device";
+    /** Runtime key: device time of a seed's checks, in milliseconds. */
     public static final String DEVICE_MS = "cuda_device_ms";
     /**
      * Key of the checks an outside implementation computed nothing of (check → why): in a seeded record, per seed in
@@ -29,15 +32,21 @@ public final class PaperRun {
      * it is left out of {@code checks}; a run without an implementation never writes the key.
      */
     public static final String NOT_JUDGED = "not_judged";
+    /** Runtime key: the property halves that judged nothing of the outside implementation. */
     public static final String PROPERTY_NOT_JUDGED = "property_not_judged";
     private static final java.util.Set<String> SUMMED = java.util.Set.of(KERNEL_LAUNCHES, BYTES_TO_DEVICE, BYTES_FROM_DEVICE, DEVICE_MS);
 
+    /** The paper's key. */
     public final String paper;
+    /** The backend the run used (cpu, cuda, cuda-emulated or an implementation's id). */
     public final String backend;
+    /** The device the run ran on, in one line. */
     public String device = "";
     /** What identifies the code that ran on the device (driver, nvcc, loaded kernel images); empty on CPU. */
     public final ObjectNode deviceProvenance = JSON.createObjectNode();
+    /** Each seed's record, by seed. */
     public final TreeMap<Long, SeedRecord> seeds = new TreeMap<>();
+    /** Each check's property half: whether it held. */
     public final Map<String, Boolean> propertyChecks = new LinkedHashMap<>();
     /** Property halves that judged nothing of the implementation: check → why (never also in {@link #propertyChecks}). */
     public final Map<String, String> propertyNotJudged = new TreeMap<>();
@@ -52,6 +61,7 @@ public final class PaperRun {
      */
     public final ObjectNode checkpoint = JSON.createObjectNode();
 
+    /** An empty run of {@code paper} on {@code backend}. */
     public PaperRun(String paper, String backend) {
         this.paper = paper;
         this.backend = backend;
@@ -59,9 +69,13 @@ public final class PaperRun {
 
     /** One seed's record. Metric values are Double, Long or Boolean. */
     public static final class SeedRecord {
+        /** Metric name → value. */
         public final Map<String, Object> metrics = new LinkedHashMap<>();
+        /** Runtime facts (device work, timings) by name. */
         public final Map<String, Object> runtime = new LinkedHashMap<>();
+        /** Data set file → SHA-256. */
         public final Map<String, String> datasets = new TreeMap<>();
+        /** Check name → whether it held on this seed. */
         public final Map<String, Boolean> checks = new LinkedHashMap<>();
         /** Checks whose every invocation on this seed judged nothing of the implementation: check → why. */
         public final Map<String, String> notJudged = new TreeMap<>();
@@ -80,6 +94,7 @@ public final class PaperRun {
         }
     }
 
+    /** The record of {@code seed}, created empty on first use. */
     public SeedRecord seed(long seed) {
         return seeds.computeIfAbsent(seed, s -> new SeedRecord());
     }
@@ -113,6 +128,7 @@ public final class PaperRun {
         propertyNotJudged.remove(check);
     }
 
+    /** Records that a property half of {@code check} judged nothing of the outside implementation, and why. */
     public void propertyNotJudged(String check, String why) {
         if (!propertyChecks.containsKey(check)) {
             propertyNotJudged.putIfAbsent(check, why);
@@ -179,6 +195,7 @@ public final class PaperRun {
         return Boolean.TRUE.equals(seeded) && !Boolean.FALSE.equals(property);
     }
 
+    /** The run as JSON (its records' hash goes into the artifact's provenance). */
     public ObjectNode toJson() {
         ObjectNode n = JSON.createObjectNode();
         n.put("paper", paper);

@@ -34,6 +34,7 @@ public final class ReportGate {
         return groups.isBlank() || java.util.Arrays.stream(groups.split("[|,]")).map(String::strip).anyMatch("seeded"::equals);
     }
 
+    /** args: the fresh artifacts, reports/, contracts/, then key=value options (update, groups, seeds, test, skipTests, backend, allowSkippedPapers). */
     public static void main(String[] args) throws IOException {
         Path fresh = Path.of(args[0]);
         Path reports = Path.of(args[1]);

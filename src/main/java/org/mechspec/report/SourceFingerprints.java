@@ -93,6 +93,7 @@ public final class SourceFingerprints {
         }
     }
 
+    /** The fingerprints this build recorded (commit "unknown" and no files when it recorded none). */
     public static Recorded recorded() {
         try (InputStream in = SourceFingerprints.class.getClassLoader().getResourceAsStream(RESOURCE)) {
             if (in == null) {

@@ -16,6 +16,7 @@ public final class Statistics {
     private Statistics() {
     }
 
+    /** The arithmetic mean. */
     public static double mean(List<Double> xs) {
         requireNonEmpty(xs);
         return exactMean(xs).doubleValue();
@@ -55,11 +56,13 @@ public final class Statistics {
         return t * sampleStd(xs) / Math.sqrt(xs.size());
     }
 
+    /** The smallest value. */
     public static double min(List<Double> xs) {
         requireNonEmpty(xs);
         return xs.stream().mapToDouble(Double::doubleValue).min().orElseThrow();
     }
 
+    /** The largest value. */
     public static double max(List<Double> xs) {
         requireNonEmpty(xs);
         return xs.stream().mapToDouble(Double::doubleValue).max().orElseThrow();

@@ -15,8 +15,10 @@ import java.lang.annotation.Target;
 @Retention(RetentionPolicy.RUNTIME)
 @Repeatable(Breaks.All.class)
 public @interface Breaks {
+    /** The paper whose check the mutant breaks. */
     String paper();
 
+    /** The check that must report false on the mutant. */
     String check();
 
     /**
@@ -29,6 +31,7 @@ public @interface Breaks {
     @Target(ElementType.METHOD)
     @Retention(RetentionPolicy.RUNTIME)
     @interface All {
+        /** The checks, one {@link Breaks} each. */
         Breaks[] value();
     }
 }

@@ -16,7 +16,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
 @Tag("contract")
 @ExtendWith({ContractExtension.class, MissingDataSkips.class})
 public @interface Contract {
+    /** The paper's key, as in contracts/KEY.json. */
     String paper();
 
+    /** The declared check this test is a half of. */
     String check();
 }

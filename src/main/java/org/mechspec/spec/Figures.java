@@ -17,6 +17,7 @@ public final class Figures {
 
     /** One figure on one seed or example: {@code value op bound}; a metric not recorded is NaN and never holds. */
     public record Outcome(String metric, double value, String op, double bound) {
+        /** Whether {@code value op bound} holds. */
         public boolean holds() {
             return !Double.isNaN(value) && !Double.isNaN(bound) && Figures.holds(value, op, bound);
         }
@@ -56,6 +57,7 @@ public final class Figures {
             return metric + " = " + number(value) + " " + negated + " " + number(bound);
         }
 
+        /** The figure as Allure's step shows it: {@code metric = value op bound}. */
         public String line() {
             return metric + " = " + (Double.isNaN(value) ? "not recorded" : number(value)) + " " + symbol(op) + " "
                     + (Double.isNaN(bound) ? "(a metric of the bound was not recorded)" : number(bound));

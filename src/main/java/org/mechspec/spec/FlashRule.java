@@ -8,7 +8,9 @@ package org.mechspec.spec;
  * with NaN before a launch, so an unwritten element fails too).
  */
 public final class FlashRule {
+    /** fp32's unit roundoff, 2^-24. */
     public static final double FP32_UNIT_ROUNDOFF = 0x1.0p-24;
+    /** fp64's unit roundoff, 2^-53. */
     public static final double FP64_UNIT_ROUNDOFF = 0x1.0p-53;
 
     private FlashRule() {
@@ -16,11 +18,16 @@ public final class FlashRule {
 
     /** The outcome with its figures, for the artifact. */
     public record Verdict(double maxError, double naiveError, double atol, double bound, int nonFinite) {
+        /** Whether the output is within the rule's bound. */
         public boolean holds() {
             return nonFinite == 0 && maxError <= bound;
         }
     }
 
+    /**
+     * The rule on {@code out} against {@code oracle}: every element finite, and the largest error at most twice the
+     * plain computation's ({@code naive}) plus {@code chain} × {@code unitRoundoff} × max(1, max|oracle|).
+     */
     public static Verdict judge(double[] out, double[] oracle, double[] naive, double unitRoundoff, int chain) {
         if (out.length != oracle.length || naive.length != oracle.length) {
             throw new IllegalArgumentException("lengths differ: out " + out.length + ", oracle " + oracle.length + ", naive " + naive.length);

@@ -80,6 +80,7 @@ public record Manifest(
 
     /** A declared metric and the drift tolerated against the committed reference: |a−b| ≤ abs + rel·|b|. */
     public record Metric(String name, double abs, double rel) {
+        /** Whether {@code fresh} is within this metric's tolerance of {@code reference}. */
         public boolean withinTolerance(double fresh, double reference) {
             if (Double.isNaN(fresh) || Double.isNaN(reference)) {
                 return Double.isNaN(fresh) && Double.isNaN(reference);
@@ -93,11 +94,13 @@ public record Manifest(
      * {seed}, {lhs} and {rhs} filled in.
      */
     public record Hypothesis(String lhs, String rhs, String sentence) {
+        /** Whether the hypothesis {@code lhs < rhs} holds for these values. */
         public boolean holds(double lhsValue, double rhsValue) {
             return lhsValue < rhsValue;
         }
     }
 
+    /** The declared check {@code name}; a {@link ManifestException} for an undeclared one. */
     public Check check(String name) {
         Check c = checks.get(name);
         if (c == null) {
@@ -106,6 +109,7 @@ public record Manifest(
         return c;
     }
 
+    /** The declared metric {@code name}; a {@link ManifestException} for an undeclared one. */
     public Metric metric(String name) {
         Metric m = metrics.get(name);
         if (m == null) {

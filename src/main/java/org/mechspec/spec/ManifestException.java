@@ -4,10 +4,12 @@ package org.mechspec.spec;
 public class ManifestException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** A manifest that cannot be used, said in one line naming the file and field. */
     public ManifestException(String message) {
         super(message);
     }
 
+    /** A manifest that cannot be used, said in one line, with its cause. */
     public ManifestException(String message, Throwable cause) {
         super(message, cause);
     }

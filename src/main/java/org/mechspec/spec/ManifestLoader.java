@@ -116,6 +116,7 @@ public final class ManifestLoader {
         return out;
     }
 
+    /** The manifest in {@code file}, validated. */
     public static Manifest load(Path file) {
         try {
             return parse(file.toString(), Files.readString(file));
@@ -124,6 +125,7 @@ public final class ManifestLoader {
         }
     }
 
+    /** The manifest in {@code text}, validated; {@code file} names it in messages. */
     public static Manifest parse(String file, String text) {
         JsonNode root;
         try {

@@ -19,6 +19,7 @@ public final class Properties {
         return QuickTheory.qt().withFixedSeed(seed());
     }
 
+    /** This run's property seed: {@code -Dmechspec.propertySeed}, or one drawn once per JVM and printed. */
     public static long seed() {
         String given = System.getProperty("mechspec.propertySeed", "").trim();
         return given.isEmpty() || given.startsWith("${") ? SEED : Long.parseLong(given);

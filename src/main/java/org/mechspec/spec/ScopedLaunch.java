@@ -15,6 +15,7 @@ public final class ScopedLaunch {
     private ScopedLaunch() {
     }
 
+    /** Executes {@code request} with the given system properties and Allure results folder, restoring both afterwards. */
     public static void execute(Launcher launcher, LauncherDiscoveryRequest request, Map<String, String> properties, Path allureResults,
                                TestExecutionListener... listeners) {
         Map<String, String> scoped = new HashMap<>(properties);

@@ -118,14 +118,17 @@ public final class SeedRun {
         notJudged = reason;
     }
 
+    /** The manifest seed this invocation runs. */
     public long seed() {
         return seed;
     }
 
+    /** The backend this invocation runs on. */
     public Backend backend() {
         return backend;
     }
 
+    /** The paper's manifest. */
     public Manifest manifest() {
         return manifest;
     }
@@ -232,6 +235,7 @@ public final class SeedRun {
         }
     }
 
+    /** Records metric {@code name}; it must be declared, finite, and equal to any value recorded before. */
     public SeedRun metric(String name, double value) {
         manifest.metric(name);
         if (!Double.isFinite(value)) {
@@ -241,12 +245,14 @@ public final class SeedRun {
         return this;
     }
 
+    /** Records an integer metric, as {@link #metric(String, double)} does. */
     public SeedRun metric(String name, long value) {
         manifest.metric(name);
         put(metrics, name, value);
         return this;
     }
 
+    /** Records a yes/no metric, as {@link #metric(String, double)} does. */
     public SeedRun metric(String name, boolean value) {
         manifest.metric(name);
         put(metrics, name, value);
@@ -275,6 +281,7 @@ public final class SeedRun {
         return this;
     }
 
+    /** The metrics recorded so far, by name. */
     public Map<String, Object> metrics() {
         return Collections.unmodifiableMap(metrics);
     }

@@ -19,5 +19,6 @@ import org.junit.jupiter.params.provider.ArgumentsSource;
 @org.junit.jupiter.api.Tag("seeded")
 @ArgumentsSource(SeedRunsProvider.class)
 public @interface Seeded {
+    /** Whether the seeded half runs on CUDA backends only (never on cpu; skipped with the reason where the run has none). */
     boolean gpu() default false;
 }

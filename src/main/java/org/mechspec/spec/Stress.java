@@ -27,12 +27,17 @@ public final class Stress {
 
     /** One check's record under stress. */
     public static final class Entry {
+        /** Figures reported. */
         public long figures;
+        /** The smallest margin of a figure to its bound (negative: one failed). */
         public double worstMargin = Double.POSITIVE_INFINITY;
+        /** The figure with that margin, as {@code metric = value op bound}. */
         public String worstFigure = "";
         /** |bound − value| of the worst figure: between equal margins (a bound of 0 gives every holding figure 1), the nearer one is worst. */
         double worstDistance = Double.POSITIVE_INFINITY;
+        /** The input that came closest to failing, abbreviated. */
         public String closestInput = "";
+        /** The shrunk counterexample of a falsified property, or empty. */
         public String falsified = "";
         /**
          * Figures that held with value = bound: a count against 0 (mismatches ≤ 0) or an equality. Discrete figures

@@ -27,27 +27,33 @@ public final class Call {
         this.precision = precision;
     }
 
+    /** Adds input tensor {@code name}. */
     public Call input(String name, WireTensor t) {
         inputs.put(name, t);
         return this;
     }
 
+    /** Adds an f64 input of the given shape. */
     public Call input(String name, double[] x, long... shape) {
         return input(name, WireTensor.of(x, shape));
     }
 
+    /** Adds an f32 input of the given shape. */
     public Call input(String name, float[] x, long... shape) {
         return input(name, WireTensor.of(x, shape));
     }
 
+    /** Adds an i32 input of the given shape. */
     public Call input(String name, int[] x, long... shape) {
         return input(name, WireTensor.of(x, shape));
     }
 
+    /** Adds a u8 input (one dimension). */
     public Call input(String name, byte[] x) {
         return input(name, WireTensor.of(x));
     }
 
+    /** Adds a JSON parameter (a number, string or boolean). */
     public Call param(String name, Object value) {
         params.put(name, value instanceof Enum<?> e ? e.name().toLowerCase(java.util.Locale.ROOT) : value);
         return this;
@@ -162,26 +168,32 @@ public final class Call {
             this.tensors = tensors;
         }
 
+        /** The output {@code name} as sent. */
         public WireTensor tensor(String name) {
             return tensors.get(name);
         }
 
+        /** The f64 output {@code name}. */
         public double[] f64(String name) {
             return tensors.get(name).f64();
         }
 
+        /** The f32 output {@code name}. */
         public float[] f32(String name) {
             return tensors.get(name).f32();
         }
 
+        /** The i32 output {@code name}. */
         public int[] i32(String name) {
             return tensors.get(name).i32();
         }
 
+        /** The i64 output {@code name}. */
         public long[] i64(String name) {
             return tensors.get(name).i64();
         }
 
+        /** The u8 output {@code name}. */
         public byte[] u8(String name) {
             return tensors.get(name).u8();
         }

@@ -23,9 +23,13 @@ import org.mechspec.data.DataFiles;
  * {@code -Dmechspec.implementation}; stopped, with its whole process tree and its exchange folder, when the JVM exits.
  */
 public final class Implementation implements AutoCloseable {
+    /** The system property holding the worker command. */
     public static final String PROPERTY = "mechspec.implementation";
+    /** The system property holding a call's timeout in seconds. */
     public static final String TIMEOUT_PROPERTY = "mechspec.implementation.timeout";
+    /** The system property listing the implementation's files, whose SHA-256 go into provenance. */
     public static final String FILES_PROPERTY = "mechspec.implementation.files";
+    /** The protocol version this client speaks. */
     public static final int PROTOCOL = 1;
     /**
      * Replies are read strictly: a key given twice is an error, as in the artifact reader, and a line may be as long as
@@ -163,18 +167,22 @@ public final class Implementation implements AutoCloseable {
         return out;
     }
 
+    /** The id the worker's handshake gave: it names the artifacts {@code <paper>.<id>.json}. */
     public String id() {
         return handshake.name();
     }
 
+    /** What the worker's handshake declared. */
     public Handshake handshake() {
         return handshake;
     }
 
+    /** The command that starts the worker. */
     public String command() {
         return command;
     }
 
+    /** Whether the worker serves {@code op} at {@code precision}. */
     public boolean serves(String op, String precision) {
         List<String> p = handshake.operations().get(op);
         return p != null && p.contains(precision);
@@ -225,6 +233,7 @@ public final class Implementation implements AutoCloseable {
         }
     }
 
+    /** A call of {@code op} at {@code precision} to build: inputs, parameters, expected outputs, then run. */
     public Call call(String op, String precision) {
         if (!serves(op, precision)) {
             throw new IllegalStateException(id() + " does not serve " + op + " at " + precision);

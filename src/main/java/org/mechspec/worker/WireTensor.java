@@ -11,7 +11,16 @@ import java.util.Arrays;
 public record WireTensor(Dtype dtype, long[] shape, byte[] data) {
     /** The dtypes of the protocol, by their safetensors names. */
     public enum Dtype {
-        F64(8), F32(4), I64(8), I32(4), U8(1);
+        /** 8-byte IEEE doubles. */
+        F64(8),
+        /** 4-byte IEEE floats. */
+        F32(4),
+        /** 8-byte signed integers. */
+        I64(8),
+        /** 4-byte signed integers. */
+        I32(4),
+        /** Unsigned bytes. */
+        U8(1);
 
         final int bytes;
 
@@ -20,6 +29,7 @@ public record WireTensor(Dtype dtype, long[] shape, byte[] data) {
         }
     }
 
+    /** Checks that the data holds exactly the shape's elements of the dtype. */
     public WireTensor {
         long n = elements(shape);
         if (n * dtype.bytes != data.length) {
@@ -36,6 +46,7 @@ public record WireTensor(Dtype dtype, long[] shape, byte[] data) {
         return n;
     }
 
+    /** How many elements the shape holds. */
     public long elements() {
         return elements(shape);
     }
@@ -44,30 +55,35 @@ public record WireTensor(Dtype dtype, long[] shape, byte[] data) {
         return ByteBuffer.allocate(elements * dtype.bytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /** An f64 tensor of the given shape. */
     public static WireTensor of(double[] x, long... shape) {
         ByteBuffer b = buffer(x.length, Dtype.F64);
         b.asDoubleBuffer().put(x);
         return new WireTensor(Dtype.F64, shape, b.array());
     }
 
+    /** An f32 tensor of the given shape. */
     public static WireTensor of(float[] x, long... shape) {
         ByteBuffer b = buffer(x.length, Dtype.F32);
         b.asFloatBuffer().put(x);
         return new WireTensor(Dtype.F32, shape, b.array());
     }
 
+    /** An i32 tensor of the given shape. */
     public static WireTensor of(int[] x, long... shape) {
         ByteBuffer b = buffer(x.length, Dtype.I32);
         b.asIntBuffer().put(x);
         return new WireTensor(Dtype.I32, shape, b.array());
     }
 
+    /** An i64 tensor of the given shape. */
     public static WireTensor of(long[] x, long... shape) {
         ByteBuffer b = buffer(x.length, Dtype.I64);
         b.asLongBuffer().put(x);
         return new WireTensor(Dtype.I64, shape, b.array());
     }
 
+    /** A u8 tensor of one dimension. */
     public static WireTensor of(byte[] x) {
         return new WireTensor(Dtype.U8, new long[] {x.length}, x.clone());
     }
@@ -76,30 +92,35 @@ public record WireTensor(Dtype dtype, long[] shape, byte[] data) {
         return ByteBuffer.wrap(data).order(ByteOrder.LITTLE_ENDIAN);
     }
 
+    /** The data as doubles (an f64 tensor). */
     public double[] f64() {
         double[] x = new double[(int) elements()];
         little().asDoubleBuffer().get(x);
         return x;
     }
 
+    /** The data as floats (an f32 tensor). */
     public float[] f32() {
         float[] x = new float[(int) elements()];
         little().asFloatBuffer().get(x);
         return x;
     }
 
+    /** The data as ints (an i32 tensor). */
     public int[] i32() {
         int[] x = new int[(int) elements()];
         little().asIntBuffer().get(x);
         return x;
     }
 
+    /** The data as longs (an i64 tensor). */
     public long[] i64() {
         long[] x = new long[(int) elements()];
         little().asLongBuffer().get(x);
         return x;
     }
 
+    /** The data as unsigned bytes. */
     public byte[] u8() {
         return data.clone();
     }

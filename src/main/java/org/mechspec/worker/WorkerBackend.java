@@ -13,10 +13,12 @@ import org.mechspec.compute.CpuBackend;
 public final class WorkerBackend implements Backend {
     private final Implementation implementation;
 
+    /** The backend whose operations {@code implementation} computes where it serves them. */
     public WorkerBackend(Implementation implementation) {
         this.implementation = implementation;
     }
 
+    /** The worker behind this backend. */
     public Implementation implementation() {
         return implementation;
     }

@@ -15,6 +15,7 @@ public final class WorkerException extends RuntimeException {
         this.type = type;
     }
 
+    /** The protocol's error type the worker replied with (e.g. invalid_argument), or the client's own for a broken call. */
     public String type() {
         return type;
     }
