@@ -40,6 +40,11 @@ public final class ArtifactDiff {
             String at = "mechspec.seeds." + e.getKey();
             if (!adversarialMath(fresh) && !adversarialMath(reference)) {
                 compareMetrics(manifest, at, e.getValue().metrics, ref.metrics, implementation, out);
+                // A baseline is mechspec's own computation whatever the run judges: compared as measured figures too.
+                for (String b : union(e.getValue().baselines.keySet(), ref.baselines.keySet())) {
+                    compareMetrics(manifest, at + ".baselines." + b, e.getValue().baselines.getOrDefault(b, java.util.Map.of()),
+                            ref.baselines.getOrDefault(b, java.util.Map.of()), false, out);
+                }
             }
             for (String check : union(e.getValue().checks.keySet(), ref.checks.keySet())) {
                 if (e.getValue().notJudged.containsKey(check) || ref.notJudged.containsKey(check)) {

@@ -67,6 +67,16 @@ public final class ArtifactRenderer {
             throw new ManifestException(manifest.file() + ": field 'artifact' must render to an object");
         }
         ObjectNode artifact = (ObjectNode) out;
+        if (!manifest.baselines().isEmpty()) {
+            // Beside the mechanism's figures, whatever the template: each declared baseline's, per seed.
+            ObjectNode baselines = artifact.putObject("baselines");
+            for (Manifest.Baseline base : manifest.baselines()) {
+                ObjectNode o = baselines.putObject(base.name());
+                o.put("description", base.description());
+                ObjectNode perSeed = o.putObject("per_seed");
+                run.seeds.forEach((seed, r) -> perSeed.set(Long.toString(seed), PaperRun.JSON.valueToTree(r.baselines.getOrDefault(base.name(), Map.of()))));
+            }
+        }
         artifact.set("mechspec", block);
         return artifact;
     }

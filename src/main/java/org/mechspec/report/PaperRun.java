@@ -77,6 +77,8 @@ public final class PaperRun {
         public final Map<String, String> datasets = new TreeMap<>();
         /** Check name → whether it held on this seed. */
         public final Map<String, Boolean> checks = new LinkedHashMap<>();
+        /** Declared baselines' figures on this seed: baseline → metric → value. */
+        public final Map<String, Map<String, Object>> baselines = new TreeMap<>();
         /** Checks whose every invocation on this seed judged nothing of the implementation: check → why. */
         public final Map<String, String> notJudged = new TreeMap<>();
 
@@ -115,6 +117,8 @@ public final class PaperRun {
         entry.path("metrics").fields().forEachRemaining(e -> putMetric(r.metrics, e.getKey(), e.getValue()));
         entry.path("runtime").fields().forEachRemaining(e -> putRuntime(r.runtime, e.getKey(), value(e.getValue())));
         entry.path("datasets").fields().forEachRemaining(e -> r.datasets.put(e.getKey(), e.getValue().asText()));
+        entry.path("baselines").fields().forEachRemaining(b -> b.getValue().fields().forEachRemaining(
+                m -> putMetric(r.baselines.computeIfAbsent(b.getKey(), k -> new LinkedHashMap<>()), m.getKey(), m.getValue())));
         if (entry.hasNonNull(NOT_JUDGED)) {
             r.notJudged(entry.get("check").asText(), entry.get(NOT_JUDGED).asText());
         } else {
@@ -218,6 +222,9 @@ public final class PaperRun {
             if (!r.notJudged.isEmpty()) {
                 o.set(NOT_JUDGED, JSON.valueToTree(r.notJudged));
             }
+            if (!r.baselines.isEmpty()) {
+                o.set("baselines", JSON.valueToTree(r.baselines));
+            }
         });
         n.set("property_checks", JSON.valueToTree(propertyChecks));
         if (!propertyNotJudged.isEmpty()) {
@@ -258,6 +265,8 @@ public final class PaperRun {
             e.getValue().path("runtime").fields().forEachRemaining(m -> r.runtime.put(m.getKey(), value(m.getValue())));
             e.getValue().path("datasets").fields().forEachRemaining(m -> r.datasets.put(m.getKey(), m.getValue().asText()));
             e.getValue().path(NOT_JUDGED).fields().forEachRemaining(m -> r.notJudged(m.getKey(), m.getValue().asText()));
+            e.getValue().path("baselines").fields().forEachRemaining(b -> b.getValue().fields().forEachRemaining(
+                    m -> r.baselines.computeIfAbsent(b.getKey(), k -> new LinkedHashMap<>()).put(m.getKey(), value(m.getValue()))));
         });
         n.path("property_checks").fields().forEachRemaining(e -> run.propertyChecks.put(e.getKey(), e.getValue().asBoolean()));
         n.path(PROPERTY_NOT_JUDGED).fields().forEachRemaining(e -> run.propertyNotJudged(e.getKey(), e.getValue().asText()));

@@ -88,15 +88,10 @@ public final class RunSummary {
             failed.forEach(f -> b.append(f).append('\n'));
             notJudged.forEach(f -> b.append(f).append('\n'));
             for (String metric : m.headline()) {
-                List<Double> xs = new ArrayList<>();
-                run.seeds.values().forEach(r -> {
-                    if (r.metrics.get(metric) instanceof Number n) {
-                        xs.add(n.doubleValue());
-                    }
-                });
-                if (!xs.isEmpty()) {
-                    b.append("- ").append(metric).append(" = ").append(number(Statistics.mean(xs)))
-                            .append(xs.size() > 1 ? " ± " + number(Statistics.sampleStd(xs)) : "").append(" (n = ").append(xs.size()).append(")\n");
+                headline(b, "", metric, run.seeds.values().stream().map(r -> r.metrics.get(metric)).toList());
+                for (Manifest.Baseline base : m.baselines()) {
+                    headline(b, "baseline " + base.name() + ": ", metric, run.seeds.values().stream()
+                            .map(r -> r.baselines.getOrDefault(base.name(), Map.of()).get(metric)).toList());
                 }
             }
             Map<Long, Map<String, Object>> perSeed = new java.util.LinkedHashMap<>();
@@ -152,6 +147,20 @@ public final class RunSummary {
         }
         return "Allure results: " + allureResults + " (render them with the Allure command line: `allure generate " + allureResults
                 + " -o REPORT_DIR`; `mvn allure:report` reads only a build's target/allure-results)";
+    }
+
+    /** One line of a headline metric's mean ± std over the seeds that recorded it (none: no line). */
+    private static void headline(StringBuilder b, String whose, String metric, List<Object> values) {
+        List<Double> xs = new ArrayList<>();
+        values.forEach(v -> {
+            if (v instanceof Number n) {
+                xs.add(n.doubleValue());
+            }
+        });
+        if (!xs.isEmpty()) {
+            b.append("- ").append(whose).append(metric).append(" = ").append(number(Statistics.mean(xs)))
+                    .append(xs.size() > 1 ? " ± " + number(Statistics.sampleStd(xs)) : "").append(" (n = ").append(xs.size()).append(")\n");
+        }
     }
 
     private static String number(double x) {

@@ -6,7 +6,7 @@ import java.util.List;
 import org.mechspec.worker.Operations;
 
 /**
- * A manifest's {@code operations}: each entry a name of an operation that exists (mechspec's own, or one a paper
+ * A manifest's {@code operations} (and its {@code baselines}): each operation a name of an operation that exists (mechspec's own, or one a paper
  * declared), or an object declaring one of the paper's own, which is registered with {@link Operations} so a worker's
  * handshake may serve it: {@code {"name": "sinkwindow.stream", "precisions": ["f64"], "inputs": {...}, "outputs":
  * {...}, "params": {...}, "description": "..."}}, the tensors described for worker authors as {@code "f64 [T, d]"}.
@@ -38,6 +38,25 @@ final class DeclaredOperations {
             }
         }
         return names;
+    }
+
+    /** A manifest's {@code baselines}: each {@code {"name": snake_case, "description": "..."}}, names distinct. */
+    static void baselines(String file, JsonNode baselines) {
+        if (baselines.isMissingNode()) {
+            return;
+        }
+        String shape = "' must be {\"name\": snake_case, \"description\": what it does}, names distinct";
+        if (!baselines.isArray()) {
+            throw new ManifestException(file + ": field 'baselines" + shape.replace("' must be", "' must be an array of"));
+        }
+        java.util.Set<String> seen = new java.util.HashSet<>();
+        for (int i = 0; i < baselines.size(); i++) {
+            JsonNode b = baselines.get(i);
+            String name = b.path("name").asText("");
+            if (!name.matches("[a-z][a-z0-9_]*") || !b.path("description").isTextual() || !seen.add(name)) {
+                throw new ManifestException(file + ": field 'baselines[" + i + "]" + shape);
+            }
+        }
     }
 
     private static String declare(String at, String paper, JsonNode op) {

@@ -50,6 +50,21 @@ public record Manifest(
         return out;
     }
 
+    /** A baseline every run reports beside the mechanism (field {@code baselines}): its name and what it does. */
+    public record Baseline(String name, String description) {
+    }
+
+    /**
+     * The baselines the paper declares (field {@code baselines}; none when absent): simpler mechanisms (keep the oldest
+     * tokens, keep only the recent ones, a random choice) whose figures every seeded run records with
+     * {@link SeedRun#baseline} and every artifact and summary shows beside the mechanism's.
+     */
+    public List<Baseline> baselines() {
+        List<Baseline> out = new java.util.ArrayList<>();
+        root.path("baselines").forEach(b -> out.add(new Baseline(b.path("name").asText(), b.path("description").asText())));
+        return out;
+    }
+
     /** Where the papers mechspec ships keep their contracts and mutants, the package of a manifest that names none. */
     public static final String DEFAULT_PACKAGE = "org.mechspec";
 

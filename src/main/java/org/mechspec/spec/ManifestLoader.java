@@ -240,6 +240,7 @@ public final class ManifestLoader {
             throw new ManifestException(file + ": field 'package' must be a Java package name, e.g. org.example.mypaper");
         }
         List<String> operations = DeclaredOperations.read(file, paper, root.path("operations"));
+        DeclaredOperations.baselines(file, root.path("baselines"));
         for (Manifest.Check c : checks.values()) {
             for (String op : c.judges()) {
                 // A misspelt operation is never answered: every verdict of its check would read "not judged".

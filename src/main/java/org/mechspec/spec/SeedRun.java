@@ -32,6 +32,8 @@ public final class SeedRun {
     private final long seed;
     private final Backend backend;
     private final Map<String, Object> metrics = new LinkedHashMap<>();
+    /** Baseline name → its figures for this seed ({@link #baseline}). */
+    private final Map<String, Map<String, Object>> baselines = new java.util.TreeMap<>();
     private final Map<String, Object> runtime = new LinkedHashMap<>();
     private final Map<String, String> datasets = new LinkedHashMap<>();
     private ObjectNode checkpoint;
@@ -281,6 +283,22 @@ public final class SeedRun {
         return this;
     }
 
+    /**
+     * Records declared baseline {@code name}'s figures for this seed: one component per declared metric, named like
+     * it in camelCase (as {@link #metrics(Record)} reads them). They are reported beside the mechanism's and judge
+     * nothing: a baseline shows what the mechanism is compared with.
+     */
+    public SeedRun baseline(String name, Record measured) {
+        if (manifest.baselines().stream().noneMatch(b -> b.name().equals(name))) {
+            throw new IllegalArgumentException("baseline '" + name + "' is not declared in " + manifest.file());
+        }
+        SeedRun figures = new SeedRun(manifest, check, seed, backend, null);
+        figures.metrics(measured);
+        Map<String, Object> mine = baselines.computeIfAbsent(name, k -> new java.util.LinkedHashMap<>());
+        figures.metrics.forEach((metric, value) -> put(mine, metric, value));
+        return this;
+    }
+
     /** The metrics recorded so far, by name. */
     public Map<String, Object> metrics() {
         return Collections.unmodifiableMap(metrics);
@@ -308,6 +326,9 @@ public final class SeedRun {
         n.set("metrics", JSON.valueToTree(metrics));
         n.set("runtime", JSON.valueToTree(runtime));
         n.set("datasets", JSON.valueToTree(datasets));
+        if (!baselines.isEmpty()) {
+            n.set("baselines", JSON.valueToTree(baselines));
+        }
         if (checkpoint != null) {
             n.set("checkpoint", checkpoint);
         }

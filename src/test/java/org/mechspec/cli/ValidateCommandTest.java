@@ -398,7 +398,7 @@ class ValidateCommandTest {
         assertThat(none.err()).hasLineCount(1).contains("validate --help");
         Cli noCommand = Cli.run();
         assertThat(noCommand.code()).isEqualTo(2);
-        assertThat(noCommand.err().strip()).isEqualTo("mechspec: name a command: run, validate, merge, diff, bench, gpu-check, slurm, new-paper or stress (see: mechspec --help)");
+        assertThat(noCommand.err().strip()).isEqualTo("mechspec: name a command: run, validate, merge, diff, gpu-check, slurm, new-paper, stress, bench (see: mechspec --help)");
         Cli unknown = Cli.run("frobnicate");
         assertThat(unknown.code()).isEqualTo(2);
         assertThat(Cli.run("--help").code()).isZero();

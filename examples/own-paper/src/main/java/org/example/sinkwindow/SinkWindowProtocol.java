@@ -46,6 +46,20 @@ public final class SinkWindowProtocol {
         return run(seed, SINKS, WINDOW, s.keys, s.values, s.queries, backend);
     }
 
+    /**
+     * Declared baseline {@code name}'s run on seed {@code seed}'s stream (contracts/sink-window.json): the same budget
+     * of sinks + window tokens, kept another way.
+     */
+    public static Trace baseline(String name, long seed) {
+        Stream s = Stream.draw(seed);
+        int budget = SINKS + WINDOW;
+        return switch (name) {
+            case "recent_only" -> run(seed, 0, budget, s.keys, s.values, s.queries, SinkWindowCache.ONLINE_SOFTMAX);
+            case "oldest_only" -> run(seed, budget - 1, 1, s.keys, s.values, s.queries, SinkWindowCache.ONLINE_SOFTMAX);
+            default -> throw new IllegalArgumentException("no baseline '" + name + "'");
+        };
+    }
+
     /** Seed {@code seed}'s run of this cache with the given attention, for a cache built around another one. */
     public static Trace run(long seed, SinkWindowCache.Attend attend) {
         Stream s = Stream.draw(seed);

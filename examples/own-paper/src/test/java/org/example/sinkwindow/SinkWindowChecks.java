@@ -13,13 +13,15 @@ final class SinkWindowChecks {
     }
 
     /** One component per metric of the manifest. */
-    record Measured(long heldMismatches, double decodeMaxError, double shortStreamMaxError, long storedBytesExcess) {
+    record Measured(long heldMismatches, double decodeMaxError, double shortStreamMaxError, long storedBytesExcess,
+                    double fullAttentionGap) {
     }
 
     static Measured figures(SinkWindowProtocol.Trace t) {
         long mismatches = 0;
         double decodeError = 0;
         double shortError = 0;
+        double gap = 0; // how far eviction moves decode from attending over every token so far
         for (int step = 0; step < t.keys().length; step++) {
             int[] expected = heldByDefinition(step + 1, t.sinks(), t.window());
             if (!Arrays.equals(expected, t.held()[step])) {
@@ -27,14 +29,14 @@ final class SinkWindowChecks {
             }
             double[] dense = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1, expected);
             decodeError = Math.max(decodeError, maxAbsDifference(dense, t.outputs()[step]));
+            double[] full = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1, IntStream.range(0, step + 1).toArray());
+            gap = Math.max(gap, maxAbsDifference(full, t.outputs()[step]));
             if (step + 1 <= t.sinks() + t.window()) {
-                double[] full = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1,
-                        IntStream.range(0, step + 1).toArray());
                 shortError = Math.max(shortError, maxAbsDifference(full, t.outputs()[step]));
             }
         }
         long formula = (long) (t.sinks() + t.window()) * (t.keys()[0].length + t.values()[0].length) * Double.BYTES;
-        return new Measured(mismatches, decodeError, shortError, Math.abs(t.storedBytes() - formula));
+        return new Measured(mismatches, decodeError, shortError, Math.abs(t.storedBytes() - formula), gap);
     }
 
     /** After {@code arrived} tokens: positions below {@code sinks}, and the last {@code window} ones. */

@@ -26,9 +26,15 @@ import org.mechspec.spec.Stress;
 class SinkWindowContracts {
     private static final String PAPER = "sink-window";
 
-    /** The seed's figures, recomputed from its protocol run (made once per launch and seed), judged by the manifest. */
+    /**
+     * The seed's figures, recomputed from its protocol run (made once per launch and seed), judged by the manifest;
+     * the declared baselines' figures recorded beside them.
+     */
     private static void record(SeedRun run) {
         run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        for (var baseline : run.manifest().baselines()) {
+            run.baseline(baseline.name(), SinkWindowChecks.figures(SinkWindowProtocol.baseline(baseline.name(), run.seed())));
+        }
         run.check();
     }
 
