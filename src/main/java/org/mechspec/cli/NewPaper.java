@@ -150,12 +150,18 @@ final class NewPaper implements Callable<Integer> {
         return root.resolve(path);
     }
 
-    private String fill(String text) {
+    private String fill(String text) throws IOException {
         String dir = javaPackage.replace('.', '/');
         String out = text.replace("@key@", key).replace("@package@", javaPackage).replace("@dir@", dir).replace("@Camel@", camel)
                 .replace("@package_field@", project == null ? "" : "\n  \"package\": \"" + javaPackage + "\",")
                 .replace("@group@", javaPackage.substring(0, javaPackage.lastIndexOf('.') < 0 ? javaPackage.length() : javaPackage.lastIndexOf('.')))
 ;
+        if (out.contains("@baselines_")) { // a manifest written first may declare baselines: the scaffold records them
+            boolean declared = declaresBaselines();
+            out = out.replace("@baselines_record@\n", declared ? "        run.baselines(name -> " + camel + "Checks.figures(" + camel
+                    + "Protocol.baseline(name, run.seed())));\n" : "")
+                    .replace("@baselines_protocol@\n", declared ? template("baseline.txt").replace("@key@", key) : "");
+        }
         if (out.contains("@mechspec_version@")) {
             out = out.replace("@mechspec_version@", mechspecVersion());
         }
@@ -186,6 +192,15 @@ final class NewPaper implements Callable<Integer> {
                 throw new IOException("template new-paper/" + name + " is not on the classpath");
             }
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        }
+    }
+
+    private boolean declaresBaselines() {
+        Path manifest = root.resolve("contracts").resolve(key + ".json");
+        try {
+            return Files.exists(manifest) && !ArtifactFile.JSON.readTree(Files.readString(manifest)).path("baselines").isEmpty();
+        } catch (IOException e) {
+            throw new InputException(manifest + ": " + e.getMessage());
         }
     }
 

@@ -15,6 +15,22 @@ public final class Figures {
     private Figures() {
     }
 
+    /**
+     * The largest |a[i] - b[i]|, the usual figure of an output against its definition: +∞ when the lengths differ or a
+     * difference is NaN, so a wrong shape or a NaN never reads as a small error.
+     */
+    public static double maxAbsDifference(double[] a, double[] b) {
+        if (a.length != b.length) {
+            return Double.POSITIVE_INFINITY;
+        }
+        double m = 0;
+        for (int i = 0; i < a.length; i++) {
+            double d = Math.abs(a[i] - b[i]);
+            m = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(m, d);
+        }
+        return m;
+    }
+
     /** One figure on one seed or example: {@code value op bound}; a metric not recorded is NaN and never holds. */
     public record Outcome(String metric, double value, String op, double bound) {
         /** Whether {@code value op bound} holds. */

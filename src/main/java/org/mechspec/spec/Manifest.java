@@ -57,7 +57,7 @@ public record Manifest(
     /**
      * The baselines the paper declares (field {@code baselines}; none when absent): simpler mechanisms (keep the oldest
      * tokens, keep only the recent ones, a random choice) whose figures every seeded run records with
-     * {@link SeedRun#baseline} and every artifact and summary shows beside the mechanism's.
+     * {@link SeedRun#baselines} and every artifact and summary shows beside the mechanism's.
      */
     public List<Baseline> baselines() {
         List<Baseline> out = new java.util.ArrayList<>();

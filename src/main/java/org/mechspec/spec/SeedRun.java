@@ -284,18 +284,18 @@ public final class SeedRun {
     }
 
     /**
-     * Records declared baseline {@code name}'s figures for this seed: one component per declared metric, named like
-     * it in camelCase (as {@link #metrics(Record)} reads them). They are reported beside the mechanism's and judge
-     * nothing: a baseline shows what the mechanism is compared with.
+     * Records every declared baseline's figures for this seed: {@code figures} gives, for a baseline's name, its
+     * measured record (one component per declared metric, named like it in camelCase, as {@link #metrics(Record)} reads
+     * them). They are reported beside the mechanism's and judge nothing: a baseline shows what the mechanism is
+     * compared with.
      */
-    public SeedRun baseline(String name, Record measured) {
-        if (manifest.baselines().stream().noneMatch(b -> b.name().equals(name))) {
-            throw new IllegalArgumentException("baseline '" + name + "' is not declared in " + manifest.file());
+    public SeedRun baselines(java.util.function.Function<String, ? extends Record> figures) {
+        for (Manifest.Baseline base : manifest.baselines()) {
+            SeedRun measured = new SeedRun(manifest, check, seed, backend, null);
+            measured.metrics(figures.apply(base.name()));
+            Map<String, Object> mine = baselines.computeIfAbsent(base.name(), k -> new LinkedHashMap<>());
+            measured.metrics.forEach((metric, value) -> put(mine, metric, value));
         }
-        SeedRun figures = new SeedRun(manifest, check, seed, backend, null);
-        figures.metrics(measured);
-        Map<String, Object> mine = baselines.computeIfAbsent(name, k -> new java.util.LinkedHashMap<>());
-        figures.metrics.forEach((metric, value) -> put(mine, metric, value));
         return this;
     }
 

@@ -38,6 +38,20 @@ public final class Call {
         return input(name, WireTensor.of(x, shape));
     }
 
+    /** Adds an f64 input of shape [rows, columns] from its rows, which must all be as long as the first. */
+    public Call input(String name, double[][] rows) {
+        int columns = rows.length == 0 ? 0 : rows[0].length;
+        double[] flat = new double[rows.length * columns];
+        for (int r = 0; r < rows.length; r++) {
+            if (rows[r].length != columns) {
+                throw new IllegalArgumentException(op + ": input '" + name + "' row " + r + " has " + rows[r].length
+                        + " numbers, row 0 has " + columns);
+            }
+            System.arraycopy(rows[r], 0, flat, r * columns, columns);
+        }
+        return input(name, flat, rows.length, columns);
+    }
+
     /** Adds an f32 input of the given shape. */
     public Call input(String name, float[] x, long... shape) {
         return input(name, WireTensor.of(x, shape));
@@ -176,6 +190,36 @@ public final class Call {
         /** The f64 output {@code name}. */
         public double[] f64(String name) {
             return tensors.get(name).f64();
+        }
+
+        /** The f64 output {@code name}, two-dimensional, as its rows. */
+        public double[][] f64Rows(String name) {
+            double[] flat = f64(name);
+            int columns = columns(name);
+            double[][] rows = new double[columns == 0 ? 0 : flat.length / columns][];
+            for (int r = 0; r < rows.length; r++) {
+                rows[r] = Arrays.copyOfRange(flat, r * columns, (r + 1) * columns);
+            }
+            return rows;
+        }
+
+        /** The i32 output {@code name}, two-dimensional, as its rows. */
+        public int[][] i32Rows(String name) {
+            int[] flat = i32(name);
+            int columns = columns(name);
+            int[][] rows = new int[columns == 0 ? 0 : flat.length / columns][];
+            for (int r = 0; r < rows.length; r++) {
+                rows[r] = Arrays.copyOfRange(flat, r * columns, (r + 1) * columns);
+            }
+            return rows;
+        }
+
+        private int columns(String name) {
+            long[] shape = tensors.get(name).shape();
+            if (shape.length != 2) {
+                throw new IllegalArgumentException("output '" + name + "' has shape " + Arrays.toString(shape) + ", not two dimensions");
+            }
+            return Math.toIntExact(shape[1]);
         }
 
         /** The f32 output {@code name}. */

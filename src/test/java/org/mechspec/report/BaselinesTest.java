@@ -18,7 +18,7 @@ import org.mechspec.spec.SeedRun;
 /**
  * Declared baselines are reported beside the mechanism: a seeded half records each one's figures, and they reach the
  * records, the artifact (a {@code baselines} block whatever the template), the summary, and the gate's comparison;
- * an undeclared baseline or a malformed declaration is one line.
+ * every declared baseline is asked for once, and a malformed declaration is one line.
  */
 class BaselinesTest {
     private static final String MANIFEST = """
@@ -33,7 +33,7 @@ class BaselinesTest {
 
     private static PaperRun run(Manifest m, double mechanism, double baseline) throws Exception {
         SeedRun seed = new SeedRun(m, "c", 42, CpuBackend.INSTANCE, null);
-        seed.metrics(new Figures(mechanism)).baseline("recent_only", new Figures(baseline));
+        seed.metrics(new Figures(mechanism)).baselines(name -> new Figures(baseline));
         PaperRun run = new PaperRun("demo", "cpu");
         run.add(PaperRun.JSON.readTree(seed.toJson()), true);
         return run;
@@ -57,10 +57,15 @@ class BaselinesTest {
     }
 
     @Test
-    void anUndeclaredBaselineOrAMalformedDeclarationIsOneLine() {
+    void everyDeclaredBaselineIsAskedForAndAMalformedDeclarationIsOneLine() {
         Manifest m = ManifestLoader.parse("demo.json", MANIFEST);
         SeedRun seed = new SeedRun(m, "c", 42, CpuBackend.INSTANCE, null);
-        assertThatThrownBy(() -> seed.baseline("random", new Figures(1))).hasMessage("baseline 'random' is not declared in demo.json");
+        List<String> asked = new java.util.ArrayList<>();
+        seed.baselines(name -> {
+            asked.add(name);
+            return new Figures(1);
+        });
+        assertThat(asked).as("each declared baseline, once").containsExactly("recent_only");
         assertThatThrownBy(() -> ManifestLoader.parse("demo.json", MANIFEST.replace("\"recent_only\"", "\"Recent Only\"")))
                 .isInstanceOf(ManifestException.class).hasMessageContaining("field 'baselines[0]' must be");
         assertThat(ManifestLoader.parse("demo.json", MANIFEST.replace("\"baselines\"", "\"notes\""))

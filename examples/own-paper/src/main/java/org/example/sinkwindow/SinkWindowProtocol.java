@@ -2,8 +2,6 @@ package org.example.sinkwindow;
 
 import org.mechspec.compute.Backend;
 import org.mechspec.compute.Rng;
-import org.mechspec.worker.Implementation;
-import org.mechspec.worker.Operations;
 import org.mechspec.worker.WorkerBackend;
 
 /**
@@ -12,38 +10,54 @@ import org.mechspec.worker.WorkerBackend;
  * returns that trace, not figures: the contracts recompute each figure from it by its definition.
  */
 public final class SinkWindowProtocol {
-    /** Tokens in the stream. */
-    public static final int TOKENS = 96;
-    /** Attention sinks kept. */
-    public static final int SINKS = 4;
-    /** Recent tokens kept. */
-    public static final int WINDOW = 16;
-    /** Key (and query) dimension. */
-    public static final int KEY_DIM = 8;
-    /** Value dimension. */
-    public static final int VALUE_DIM = 6;
-    /** This paper's own worker operation (contracts/sink-window.json declares it): the whole cache over one stream. */
-    public static final String STREAM = "sinkwindow.stream";
+    /** The protocol's sizes: tokens in the stream, sinks and window kept, key (and query) and value dimensions. */
+    public static final int TOKENS = 96, SINKS = 4, WINDOW = 16, KEY_DIM = 8, VALUE_DIM = 6;
 
     private SinkWindowProtocol() {
     }
 
     /**
-     * One seed's run: the stream (token t's key, value and query), and after appending token t the positions held,
-     * the output for query t, and the bytes stored.
+     * One run: the stream (token t's key, value and query), and after appending token t the positions held, the
+     * output for query t, and the bytes stored.
      */
-    public record Trace(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries,
-                        int[][] held, double[][] outputs, long storedBytes) {
+    public record Trace(long seed, int sinks, int window, Stream stream, int[][] held, double[][] outputs, long storedBytes) {
+    }
+
+    /** A stream: per token t, its key, value and query (rows). */
+    public record Stream(double[][] keys, double[][] values, double[][] queries) {
+        /** Per token t in order: key, value ~ N(0, 1), query ~ N(0, queryStd²), from mechspec's {@code Rng(seed)}. */
+        public static Stream draw(long seed, int tokens, int keyDim, int valueDim, double queryStd) {
+            Rng rng = new Rng(seed);
+            Stream s = new Stream(new double[tokens][], new double[tokens][], new double[tokens][]);
+            for (int t = 0; t < tokens; t++) {
+                s.keys[t] = rng.normals(keyDim, 0, 1);
+                s.values[t] = rng.normals(valueDim, 0, 1);
+                s.queries[t] = rng.normals(keyDim, 0, queryStd);
+            }
+            return s;
+        }
+    }
+
+    /** Seed {@code seed}'s protocol stream. */
+    public static Stream stream(long seed) {
+        return Stream.draw(seed, TOKENS, KEY_DIM, VALUE_DIM, 1);
     }
 
     /**
-     * Seed {@code seed}'s run: through an outside implementation's {@value #STREAM} when {@code backend} is one that
-     * serves it (README, "Your own papers"), else through this cache with its online softmax (a CPU mechanism: every
-     * other backend gives the same).
+     * Seed {@code seed}'s run: through an outside implementation's {@value WorkerStream#OPERATION} when
+     * {@code backend} is one that serves it (README, "Your own papers"), else through this cache with its online
+     * softmax (a CPU mechanism: every other backend gives the same).
      */
     public static Trace run(long seed, Backend backend) {
-        Stream s = Stream.draw(seed);
-        return run(seed, SINKS, WINDOW, s.keys, s.values, s.queries, backend);
+        return run(seed, SINKS, WINDOW, stream(seed), backend);
+    }
+
+    /** The given stream through {@code backend}'s {@value WorkerStream#OPERATION} when it is a worker serving it, else this cache. */
+    public static Trace run(long seed, int sinks, int window, Stream stream, Backend backend) {
+        if (backend instanceof WorkerBackend worker && WorkerStream.served(worker.implementation())) {
+            return WorkerStream.run(worker.implementation(), seed, sinks, window, stream);
+        }
+        return run(seed, sinks, window, stream, SinkWindowCache.ONLINE_SOFTMAX);
     }
 
     /**
@@ -51,60 +65,24 @@ public final class SinkWindowProtocol {
      * of sinks + window tokens, kept another way.
      */
     public static Trace baseline(String name, long seed) {
-        Stream s = Stream.draw(seed);
         int budget = SINKS + WINDOW;
         return switch (name) {
-            case "recent_only" -> run(seed, 0, budget, s.keys, s.values, s.queries, SinkWindowCache.ONLINE_SOFTMAX);
-            case "oldest_only" -> run(seed, budget - 1, 1, s.keys, s.values, s.queries, SinkWindowCache.ONLINE_SOFTMAX);
+            case "recent_only" -> run(seed, 0, budget, stream(seed), SinkWindowCache.ONLINE_SOFTMAX);
+            case "oldest_only" -> run(seed, budget - 1, 1, stream(seed), SinkWindowCache.ONLINE_SOFTMAX);
             default -> throw new IllegalArgumentException("no baseline '" + name + "'");
         };
     }
 
-    /** Seed {@code seed}'s run of this cache with the given attention, for a cache built around another one. */
-    public static Trace run(long seed, SinkWindowCache.Attend attend) {
-        Stream s = Stream.draw(seed);
-        return run(seed, SINKS, WINDOW, s.keys, s.values, s.queries, attend);
-    }
-
-    /** The given stream through {@code backend}'s {@value #STREAM} when it is a worker serving it, else this cache. */
-    public static Trace run(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries, Backend backend) {
-        if (backend instanceof WorkerBackend worker) {
-            Implementation impl = worker.implementation();
-            if (impl.serves(STREAM, Operations.F64)) {
-                return WorkerStream.run(impl, seed, sinks, window, keys, values, queries);
-            }
-            impl.fellBack(STREAM);
-        }
-        return run(seed, sinks, window, keys, values, queries, SinkWindowCache.ONLINE_SOFTMAX);
-    }
-
-    /** The cache fed the given stream: token t appended, then query t decoded. */
-    public static Trace run(long seed, int sinks, int window, double[][] keys, double[][] values, double[][] queries,
-                            SinkWindowCache.Attend attend) {
-        SinkWindowCache cache = new SinkWindowCache(sinks, window, keys[0].length, values[0].length, attend);
-        int[][] held = new int[keys.length][];
-        double[][] outputs = new double[keys.length][];
-        for (int t = 0; t < keys.length; t++) {
-            cache.append(keys[t], values[t]);
+    /** The cache, with the given attention, fed the given stream: token t appended, then query t decoded. */
+    public static Trace run(long seed, int sinks, int window, Stream s, SinkWindowCache.Attend attend) {
+        SinkWindowCache cache = new SinkWindowCache(sinks, window, s.keys[0].length, s.values[0].length, attend);
+        int[][] held = new int[s.keys.length][];
+        double[][] outputs = new double[s.keys.length][];
+        for (int t = 0; t < s.keys.length; t++) {
+            cache.append(s.keys[t], s.values[t]);
             held[t] = cache.heldPositions();
-            outputs[t] = cache.decode(queries[t]);
+            outputs[t] = cache.decode(s.queries[t]);
         }
-        return new Trace(seed, sinks, window, keys, values, queries, held, outputs, cache.storedBytes());
-    }
-
-    /** One seed's stream: per token t in order, its key, value and query ~ N(0, 1) from mechspec's Rng(seed). */
-    private record Stream(double[][] keys, double[][] values, double[][] queries) {
-        static Stream draw(long seed) {
-            Rng rng = new Rng(seed);
-            double[][] keys = new double[TOKENS][];
-            double[][] values = new double[TOKENS][];
-            double[][] queries = new double[TOKENS][];
-            for (int t = 0; t < TOKENS; t++) {
-                keys[t] = rng.normals(KEY_DIM, 0, 1);
-                values[t] = rng.normals(VALUE_DIM, 0, 1);
-                queries[t] = rng.normals(KEY_DIM, 0, 1);
-            }
-            return new Stream(keys, values, queries);
-        }
+        return new Trace(seed, sinks, window, s, held, outputs, cache.storedBytes());
     }
 }

@@ -2,6 +2,7 @@ package org.example.sinkwindow;
 
 import java.util.Arrays;
 import java.util.stream.IntStream;
+import org.mechspec.spec.Figures;
 
 /**
  * The figures of contracts/sink-window.json recomputed from a run's trace by their definitions: which positions a
@@ -22,20 +23,22 @@ final class SinkWindowChecks {
         double decodeError = 0;
         double shortError = 0;
         double gap = 0; // how far eviction moves decode from attending over every token so far
-        for (int step = 0; step < t.keys().length; step++) {
+        double[][] keys = t.stream().keys();
+        double[][] values = t.stream().values();
+        for (int step = 0; step < keys.length; step++) {
             int[] expected = heldByDefinition(step + 1, t.sinks(), t.window());
             if (!Arrays.equals(expected, t.held()[step])) {
                 mismatches++;
             }
-            double[] dense = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1, expected);
-            decodeError = Math.max(decodeError, maxAbsDifference(dense, t.outputs()[step]));
-            double[] full = maskedAttention(t.queries()[step], t.keys(), t.values(), step + 1, IntStream.range(0, step + 1).toArray());
-            gap = Math.max(gap, maxAbsDifference(full, t.outputs()[step]));
+            double[] dense = maskedAttention(t.stream().queries()[step], keys, values, step + 1, expected);
+            decodeError = Math.max(decodeError, Figures.maxAbsDifference(dense, t.outputs()[step]));
+            double[] full = maskedAttention(t.stream().queries()[step], keys, values, step + 1, IntStream.range(0, step + 1).toArray());
+            gap = Math.max(gap, Figures.maxAbsDifference(full, t.outputs()[step]));
             if (step + 1 <= t.sinks() + t.window()) {
-                shortError = Math.max(shortError, maxAbsDifference(full, t.outputs()[step]));
+                shortError = Math.max(shortError, Figures.maxAbsDifference(full, t.outputs()[step]));
             }
         }
-        long formula = (long) (t.sinks() + t.window()) * (t.keys()[0].length + t.values()[0].length) * Double.BYTES;
+        long formula = (long) (t.sinks() + t.window()) * (keys[0].length + values[0].length) * Double.BYTES;
         return new Measured(mismatches, decodeError, shortError, Math.abs(t.storedBytes() - formula), gap);
     }
 
@@ -73,17 +76,5 @@ final class SinkWindowChecks {
             }
         }
         return out;
-    }
-
-    static double maxAbsDifference(double[] a, double[] b) {
-        if (a.length != b.length) {
-            return Double.POSITIVE_INFINITY;
-        }
-        double m = 0;
-        for (int i = 0; i < a.length; i++) {
-            double d = Math.abs(a[i] - b[i]);
-            m = Double.isNaN(d) ? Double.POSITIVE_INFINITY : Math.max(m, d);
-        }
-        return m;
     }
 }

@@ -9,7 +9,6 @@ import java.util.function.ToDoubleFunction;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Backend;
-import org.mechspec.compute.Rng;
 import org.mechspec.spec.Contract;
 import org.mechspec.spec.PropertyRun;
 import org.mechspec.spec.SeedRun;
@@ -32,9 +31,7 @@ class SinkWindowContracts {
      */
     private static void record(SeedRun run) {
         run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
-        for (var baseline : run.manifest().baselines()) {
-            run.baseline(baseline.name(), SinkWindowChecks.figures(SinkWindowProtocol.baseline(baseline.name(), run.seed())));
-        }
+        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
         run.check();
     }
 
@@ -48,19 +45,10 @@ class SinkWindowContracts {
         qt().withExamples(Stress.examples(300))
                 .forAll(integers().between(0, 7), integers().between(1, 24), integers().between(1, 80), longs().all())
                 .checkAssert((sinks, window, tokens, seed) -> {
-                    Rng rng = new Rng(seed);
-                    int keyDim = 1 + (int) (rng.uniform() * 9);
-                    int valueDim = 1 + (int) (rng.uniform() * 7);
-                    double[][] keys = new double[tokens][];
-                    double[][] values = new double[tokens][];
-                    double[][] queries = new double[tokens][];
-                    for (int t = 0; t < tokens; t++) {
-                        keys[t] = rng.normals(keyDim, 0, 1);
-                        values[t] = rng.normals(valueDim, 0, 1);
-                        queries[t] = rng.normals(keyDim, 0, 3);
-                    }
-                    SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, keys, values,
-                            queries, backend));
+                    int keyDim = 1 + (int) Math.floorMod(seed, 9L);
+                    int valueDim = 1 + (int) Math.floorMod(seed / 9, 7L);
+                    var stream = SinkWindowProtocol.Stream.draw(seed, tokens, keyDim, valueDim, 3);
+                    SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, stream, backend));
                     String input = sinks + " sinks, window " + window + ", " + tokens + " tokens, dims " + keyDim + "/" + valueDim;
                     assertThat(Stress.figure(metric, figure.applyAsDouble(m), op, bound, () -> input))
                             .as("%s %s %s on %s", metric, op, bound, input).isTrue();

@@ -1,7 +1,10 @@
 package org.example.sinkwindow;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.example.sinkwindow.SinkWindowProtocol.SINKS;
+import static org.example.sinkwindow.SinkWindowProtocol.WINDOW;
 
+import java.util.Arrays;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.spec.Breaks;
@@ -18,6 +21,11 @@ import org.mechspec.spec.Records;
 @Tag("sink-window")
 class SinkWindowMutantsTest {
     private static final Manifest MANIFEST = ManifestLoader.forPaper("sink-window");
+    private static final SinkWindowProtocol.Trace GOOD = cacheWith(SinkWindowCache.ONLINE_SOFTMAX);
+
+    private static SinkWindowProtocol.Trace cacheWith(SinkWindowCache.Attend attend) {
+        return SinkWindowProtocol.run(42, SINKS, WINDOW, SinkWindowProtocol.stream(42), attend);
+    }
 
     private static boolean holds(String check, SinkWindowProtocol.Trace trace) {
         return Figures.hold(MANIFEST, check, SinkWindowChecks.figures(trace));
@@ -25,39 +33,29 @@ class SinkWindowMutantsTest {
 
     @Test
     void theUnbrokenCacheHoldsEveryCheck() {
-        SinkWindowProtocol.Trace trace = SinkWindowProtocol.run(42, SinkWindowCache.ONLINE_SOFTMAX);
-        for (String check : MANIFEST.checks().keySet()) {
-            assertThat(holds(check, trace)).as(check).isTrue();
-        }
+        MANIFEST.checks().keySet().forEach(check -> assertThat(holds(check, GOOD)).as(check).isTrue());
     }
 
     @Test
     @Breaks(paper = "sink-window", check = "held_positions_exact", description = "the window holds one token too few: the newest is missing after every step past the sinks")
     void aWindowOneShortFailsHeldPositions() {
-        SinkWindowProtocol.Trace good = SinkWindowProtocol.run(42, SinkWindowCache.ONLINE_SOFTMAX);
-        // What a cache whose window evicts one token early would report: position t - window missing after every step past the sinks.
-        int[][] held = new int[good.held().length][];
-        for (int t = 0; t < held.length; t++) {
-            int[] h = good.held()[t];
-            held[t] = h.length > good.sinks() + 1 ? java.util.Arrays.copyOfRange(h, 0, h.length - 1) : h;
-        }
-        assertThat(holds("held_positions_exact", Records.with(good, "held", held))).isFalse();
+        int[][] held = Arrays.stream(GOOD.held()).map(h -> h.length > SINKS + 1 ? Arrays.copyOf(h, h.length - 1) : h).toArray(int[][]::new);
+        assertThat(holds("held_positions_exact", Records.with(GOOD, "held", held))).isFalse();
     }
 
     @Test
     @Breaks(paper = "sink-window", check = "decode_matches_masked_dense", description = "the online softmax skips the rescale when the running maximum grows")
     @Breaks(paper = "sink-window", check = "short_stream_is_full_attention", description = "the online softmax skips the rescale when the running maximum grows")
     void aSoftmaxWithoutRescaleFailsDecodeAndShortStream() {
-        SinkWindowCache.Attend noRescale = (q, keys, values, count) -> {
+        SinkWindowProtocol.Trace broken = cacheWith((q, keys, values, count) -> {
             double max = Double.NEGATIVE_INFINITY;
             double sum = 0;
             double[] out = new double[values[0].length];
             for (int j = 0; j < count; j++) {
                 double logit = 0;
                 for (int i = 0; i < q.length; i++) {
-                    logit += q[i] * keys[j][i];
+                    logit += q[i] * keys[j][i] / Math.sqrt(q.length);
                 }
-                logit /= Math.sqrt(q.length);
                 max = Math.max(max, logit);
                 double p = Math.exp(logit - max); // earlier terms keep their old shift
                 sum += p;
@@ -65,12 +63,9 @@ class SinkWindowMutantsTest {
                     out[i] += p * values[j][i];
                 }
             }
-            for (int i = 0; i < out.length; i++) {
-                out[i] /= sum;
-            }
-            return out;
-        };
-        SinkWindowProtocol.Trace broken = SinkWindowProtocol.run(42, noRescale);
+            double total = sum;
+            return Arrays.stream(out).map(o -> o / total).toArray();
+        });
         assertThat(holds("decode_matches_masked_dense", broken)).isFalse();
         assertThat(holds("short_stream_is_full_attention", broken)).isFalse();
     }
@@ -79,14 +74,13 @@ class SinkWindowMutantsTest {
     @Breaks(paper = "sink-window", check = "decode_matches_masked_dense", description = "decode attends over every slot, stale ones included, before the cache is full")
     void attendingOverEmptySlotsFailsDecode() {
         SinkWindowCache.Attend everySlot = (q, keys, values, count) -> SinkWindowCache.ONLINE_SOFTMAX.attend(q, keys, values, keys.length);
-        assertThat(holds("decode_matches_masked_dense", SinkWindowProtocol.run(42, everySlot))).isFalse();
+        assertThat(holds("decode_matches_masked_dense", cacheWith(everySlot))).isFalse();
     }
 
     @Test
     @Breaks(paper = "sink-window", check = "stored_bytes_exact", description = "the cache keeps every token and masks the evicted ones at read time")
     void keepingEveryTokenFailsStoredBytes() {
-        SinkWindowProtocol.Trace good = SinkWindowProtocol.run(42, SinkWindowCache.ONLINE_SOFTMAX);
-        long everyToken = (long) good.keys().length * (good.keys()[0].length + good.values()[0].length) * Double.BYTES;
-        assertThat(holds("stored_bytes_exact", Records.with(good, "storedBytes", everyToken))).isFalse();
+        long everyToken = (long) SinkWindowProtocol.TOKENS * (SinkWindowProtocol.KEY_DIM + SinkWindowProtocol.VALUE_DIM) * Double.BYTES;
+        assertThat(holds("stored_bytes_exact", Records.with(GOOD, "storedBytes", everyToken))).isFalse();
     }
 }
