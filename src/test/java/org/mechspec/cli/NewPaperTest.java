@@ -197,4 +197,45 @@ class NewPaperTest {
         assertThat(Cli.run("new-paper", "recent-only", "--project", project.toString(), "--package", "org.mechspec.x").err())
                 .contains("must be a Java package name of your own");
     }
+
+    /**
+     * The measure of mechspec as a library: examples/own-paper, a four-check paper with its own worker operation and
+     * two baselines, takes at most 400 hand-written lines: its manifest whole, every non-blank line of a source the
+     * scaffold does not write, and every line of a scaffolded source that the scaffold's version lacks (line diff).
+     */
+    @Test
+    void theExamplePaperTakesAtMost400HandWrittenLines(@TempDir Path elsewhere) throws Exception {
+        Path example = Path.of("examples/own-paper");
+        Path scaffold = Files.createDirectories(elsewhere.resolve("scaffold/contracts")).getParent();
+        Files.copy(example.resolve("contracts/sink-window.json"), scaffold.resolve("contracts/sink-window.json"));
+        Cli r = Cli.run("new-paper", "sink-window", "--project", scaffold.toString(), "--package", "org.example.sinkwindow");
+        assertThat(r.code()).as(r.toString()).isZero();
+        java.util.Map<String, Integer> written = new java.util.TreeMap<>();
+        written.put("contracts/sink-window.json", Files.readAllLines(example.resolve("contracts/sink-window.json")).size());
+        try (var files = Files.walk(example.resolve("src"))) {
+            for (Path source : files.filter(f -> f.toString().endsWith(".java")).toList()) {
+                Path relative = example.relativize(source);
+                List<String> mine = Files.readAllLines(source).stream().map(String::stripTrailing).toList();
+                Path generated = scaffold.resolve(relative.toString());
+                written.put(relative.toString(), Files.exists(generated)
+                        ? mine.size() - commonLines(mine, Files.readAllLines(generated).stream().map(String::stripTrailing).toList())
+                        : (int) mine.stream().filter(line -> !line.isBlank()).count());
+            }
+        }
+        int total = written.values().stream().mapToInt(Integer::intValue).sum();
+        System.out.println("examples/own-paper: " + total + " hand-written lines " + written);
+        assertThat(written).hasSize(7);
+        assertThat(total).as("hand-written lines %s", written).isLessThanOrEqualTo(400);
+    }
+
+    /** The length of the longest common subsequence of two files' lines: what a line diff keeps. */
+    private static int commonLines(List<String> a, List<String> b) {
+        int[][] common = new int[a.size() + 1][b.size() + 1];
+        for (int i = a.size() - 1; i >= 0; i--) {
+            for (int j = b.size() - 1; j >= 0; j--) {
+                common[i][j] = a.get(i).equals(b.get(j)) ? common[i + 1][j + 1] + 1 : Math.max(common[i + 1][j], common[i][j + 1]);
+            }
+        }
+        return common[0][0];
+    }
 }

@@ -98,13 +98,7 @@ public final class SinkWindowCache {
 
     /** The bytes the cache's key and value storage takes (fp64 numbers), whatever it holds now. */
     public long storedBytes() {
-        long numbers = 0;
-        for (double[] k : keys) {
-            numbers += k.length;
-        }
-        for (double[] v : values) {
-            numbers += v.length;
-        }
+        long numbers = Arrays.stream(keys).mapToLong(k -> k.length).sum() + Arrays.stream(values).mapToLong(v -> v.length).sum();
         return numbers * Double.BYTES;
     }
 }

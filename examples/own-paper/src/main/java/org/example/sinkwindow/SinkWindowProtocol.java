@@ -5,9 +5,9 @@ import org.mechspec.compute.Rng;
 import org.mechspec.worker.WorkerBackend;
 
 /**
- * The sink-window protocol of contracts/sink-window.json: one seed's stream of keys, values and queries from
- * mechspec's pinned RNG, fed to a {@link SinkWindowCache}, and what the cache held and answered at every step. It
- * returns that trace, not figures: the contracts recompute each figure from it by its definition.
+ * The sink-window protocol of contracts/sink-window.json: one seed's inputs from the pinned RNG and what the mechanism made of them.
+ * It returns that trace, not figures: the contracts recompute each figure from the trace by its definition
+ * (SinkWindowChecks in src/test), so a mechanism never grades itself.
  */
 public final class SinkWindowProtocol {
     /** The protocol's sizes: tokens in the stream, sinks and window kept, key (and query) and value dimensions. */
@@ -16,10 +16,7 @@ public final class SinkWindowProtocol {
     private SinkWindowProtocol() {
     }
 
-    /**
-     * One run: the stream (token t's key, value and query), and after appending token t the positions held, the
-     * output for query t, and the bytes stored.
-     */
+    /** One seed's run as the checks read it: the inputs drawn and the mechanism's outputs (and what it kept). */
     public record Trace(long seed, int sinks, int window, Stream stream, int[][] held, double[][] outputs, long storedBytes) {
     }
 
@@ -60,10 +57,7 @@ public final class SinkWindowProtocol {
         return run(seed, sinks, window, stream, SinkWindowCache.ONLINE_SOFTMAX);
     }
 
-    /**
-     * Declared baseline {@code name}'s run on seed {@code seed}'s stream (contracts/sink-window.json): the same budget
-     * of sinks + window tokens, kept another way.
-     */
+    /** Declared baseline {@code name}'s run on seed {@code seed}'s inputs (contracts/sink-window.json, "baselines"). */
     public static Trace baseline(String name, long seed) {
         int budget = SINKS + WINDOW;
         return switch (name) {

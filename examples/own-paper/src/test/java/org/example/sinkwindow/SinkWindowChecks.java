@@ -5,15 +5,15 @@ import java.util.stream.IntStream;
 import org.mechspec.spec.Figures;
 
 /**
- * The figures of contracts/sink-window.json recomputed from a run's trace by their definitions: which positions a
- * sink-plus-window cache must hold, written as a set rule; attention as dense two-pass softmax over the whole stream
- * with the evicted keys masked out (not the cache's one-pass softmax over its own slots); the bytes from the formula.
+ * The figures of contracts/sink-window.json recomputed from a run's trace by their definitions: an independent computation
+ * (plain loops, the full uncompressed one, a closed form), never the mechanism's own code. The seeded halves record
+ * them; the mutants judge a broken mechanism's trace through them.
  */
 final class SinkWindowChecks {
     private SinkWindowChecks() {
     }
 
-    /** One component per metric of the manifest. */
+    /** One component per metric the manifest declares, named like it in camelCase (example_error → exampleError). */
     record Measured(long heldMismatches, double decodeMaxError, double shortStreamMaxError, long storedBytesExcess,
                     double fullAttentionGap) {
     }

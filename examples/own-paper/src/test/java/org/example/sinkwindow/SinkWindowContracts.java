@@ -6,6 +6,7 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 import java.util.function.ToDoubleFunction;
+
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Backend;
@@ -16,25 +17,11 @@ import org.mechspec.spec.Seeded;
 import org.mechspec.spec.Stress;
 
 /**
- * The checks of contracts/sink-window.json: per check a seeded half (the protocol's figures for each manifest seed,
- * judged by the manifest) and a property half (generated streams, sink counts and windows, odd sizes included,
- * against the same definitions), on mechspec's cache or, when a run judges one, an outside implementation's
- * {@code sinkwindow.stream}.
+ * The checks of contracts/sink-window.json: per check a seeded half (each backend and manifest seed: the protocol's figures
+ * judged by the manifest) and a property half (generated inputs against the definition).
  */
 @Tag("sink-window")
 class SinkWindowContracts {
-    private static final String PAPER = "sink-window";
-
-    /**
-     * The seed's figures, recomputed from its protocol run (made once per launch and seed), judged by the manifest;
-     * the declared baselines' figures recorded beside them.
-     */
-    private static void record(SeedRun run) {
-        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
-        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
-        run.check();
-    }
-
     /**
      * A property half: on every generated stream (0-7 sinks, window 1-24, 1-80 tokens, dims 1-9 and 1-7), the
      * figure {@code metric} of the cache's trace stands in {@code op} to {@code bound}.
@@ -55,51 +42,63 @@ class SinkWindowContracts {
                 });
     }
 
-    @Contract(paper = PAPER, check = "held_positions_exact")
+    @Contract(paper = "sink-window", check = "held_positions_exact")
     @Seeded
-    void heldPositionsSeeded(SeedRun run) {
-        record(run);
+    void heldPositionsExact(SeedRun run) {
+        // Figures recomputed from the run's trace by their definitions, then judged as contracts/sink-window.json declares.
+        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
+        run.check();
     }
 
-    @Contract(paper = PAPER, check = "held_positions_exact")
+    @Contract(paper = "sink-window", check = "held_positions_exact")
     @Test
-    void heldPositionsProperty(PropertyRun run) {
+    void heldPositionsExactProperty(PropertyRun run) {
         property(run, "held_mismatches", SinkWindowChecks.Measured::heldMismatches, "=", 0);
     }
 
-    @Contract(paper = PAPER, check = "decode_matches_masked_dense")
+    @Contract(paper = "sink-window", check = "decode_matches_masked_dense")
     @Seeded
-    void decodeSeeded(SeedRun run) {
-        record(run);
+    void decodeMatchesMaskedDense(SeedRun run) {
+        // Figures recomputed from the run's trace by their definitions, then judged as contracts/sink-window.json declares.
+        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
+        run.check();
     }
 
-    @Contract(paper = PAPER, check = "decode_matches_masked_dense")
+    @Contract(paper = "sink-window", check = "decode_matches_masked_dense")
     @Test
-    void decodeProperty(PropertyRun run) {
+    void decodeMatchesMaskedDenseProperty(PropertyRun run) {
         property(run, "decode_max_error", SinkWindowChecks.Measured::decodeMaxError, "<=", run.threshold());
     }
 
-    @Contract(paper = PAPER, check = "short_stream_is_full_attention")
+    @Contract(paper = "sink-window", check = "short_stream_is_full_attention")
     @Seeded
-    void shortStreamSeeded(SeedRun run) {
-        record(run);
+    void shortStreamIsFullAttention(SeedRun run) {
+        // Figures recomputed from the run's trace by their definitions, then judged as contracts/sink-window.json declares.
+        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
+        run.check();
     }
 
-    @Contract(paper = PAPER, check = "short_stream_is_full_attention")
+    @Contract(paper = "sink-window", check = "short_stream_is_full_attention")
     @Test
-    void shortStreamProperty(PropertyRun run) {
+    void shortStreamIsFullAttentionProperty(PropertyRun run) {
         property(run, "short_stream_max_error", SinkWindowChecks.Measured::shortStreamMaxError, "<=", run.threshold());
     }
 
-    @Contract(paper = PAPER, check = "stored_bytes_exact")
+    @Contract(paper = "sink-window", check = "stored_bytes_exact")
     @Seeded
-    void storedBytesSeeded(SeedRun run) {
-        record(run);
+    void storedBytesExact(SeedRun run) {
+        // Figures recomputed from the run's trace by their definitions, then judged as contracts/sink-window.json declares.
+        run.metrics(SinkWindowChecks.figures(run.protocol(SinkWindowProtocol.Trace.class, SinkWindowProtocol::run)));
+        run.baselines(name -> SinkWindowChecks.figures(SinkWindowProtocol.baseline(name, run.seed())));
+        run.check();
     }
 
-    @Contract(paper = PAPER, check = "stored_bytes_exact")
+    @Contract(paper = "sink-window", check = "stored_bytes_exact")
     @Test
-    void storedBytesProperty(PropertyRun run) {
+    void storedBytesExactProperty(PropertyRun run) {
         property(run, "stored_bytes_excess", SinkWindowChecks.Measured::storedBytesExcess, "=", 0);
     }
 }
