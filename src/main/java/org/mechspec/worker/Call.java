@@ -195,10 +195,10 @@ public final class Call {
         /** The f64 output {@code name}, two-dimensional, as its rows. */
         public double[][] f64Rows(String name) {
             double[] flat = f64(name);
-            int columns = columns(name);
-            double[][] rows = new double[columns == 0 ? 0 : flat.length / columns][];
+            int[] shape = matrixShape(name);
+            double[][] rows = new double[shape[0]][];
             for (int r = 0; r < rows.length; r++) {
-                rows[r] = Arrays.copyOfRange(flat, r * columns, (r + 1) * columns);
+                rows[r] = Arrays.copyOfRange(flat, r * shape[1], (r + 1) * shape[1]);
             }
             return rows;
         }
@@ -206,20 +206,20 @@ public final class Call {
         /** The i32 output {@code name}, two-dimensional, as its rows. */
         public int[][] i32Rows(String name) {
             int[] flat = i32(name);
-            int columns = columns(name);
-            int[][] rows = new int[columns == 0 ? 0 : flat.length / columns][];
+            int[] shape = matrixShape(name);
+            int[][] rows = new int[shape[0]][];
             for (int r = 0; r < rows.length; r++) {
-                rows[r] = Arrays.copyOfRange(flat, r * columns, (r + 1) * columns);
+                rows[r] = Arrays.copyOfRange(flat, r * shape[1], (r + 1) * shape[1]);
             }
             return rows;
         }
 
-        private int columns(String name) {
+        private int[] matrixShape(String name) {
             long[] shape = tensors.get(name).shape();
             if (shape.length != 2) {
                 throw new IllegalArgumentException("output '" + name + "' has shape " + Arrays.toString(shape) + ", not two dimensions");
             }
-            return Math.toIntExact(shape[1]);
+            return new int[] {Math.toIntExact(shape[0]), Math.toIntExact(shape[1])};
         }
 
         /** The f32 output {@code name}. */

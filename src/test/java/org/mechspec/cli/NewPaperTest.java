@@ -113,6 +113,28 @@ class NewPaperTest {
                 "void keysPerChannelProperty(PropertyRun run)", "void byteAccountingExactProperty(PropertyRun run)").doesNotContain("example_check", "exampleCheck");
         assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/kivi/KiviMutantsTest.java")))
                 .contains("check = \"keys_per_channel\"", "check = \"byte_accounting_exact\"").doesNotContain("example_check");
+        // No baselines declared: no baseline line, no baseline stub.
+        assertThat(contracts).doesNotContain("run.baselines");
+        assertThat(Files.readString(root.resolve("src/main/java/org/mechspec/kivi/KiviProtocol.java"))).doesNotContain("baseline(");
+    }
+
+    @Test
+    void aManifestThatDeclaresBaselinesGetsTheirRecordInEverySeededHalfAndABaselineStub() throws Exception {
+        Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
+        String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
+                .replace("@key@", "kivi").replace("@package_field@", "").replace("@sources@", "\"src/main/java/org/mechspec/kivi\"")
+                .replaceFirst("\"checks\":", "\"baselines\": [{\"name\": \"recent_only\", \"description\": \"d\"}],\n  \"checks\":");
+        Files.writeString(manifest, mine);
+        assertThat(ManifestLoader.load(manifest).baselines()).hasSize(1);
+
+        Cli r = newPaper("kivi");
+        assertThat(r.code()).as(r.toString()).isZero();
+        assertThat(Files.readString(root.resolve("src/test/java/org/mechspec/kivi/KiviContracts.java")))
+                .contains("run.baselines(name -> KiviChecks.figures(KiviProtocol.baseline(name, run.seed())));\n        run.check();")
+                .doesNotContain("@baselines_");
+        assertThat(Files.readString(root.resolve("src/main/java/org/mechspec/kivi/KiviProtocol.java")))
+                .contains("public static Trace baseline(String name, long seed)", "not written yet: run baseline ", "contracts/kivi.json")
+                .doesNotContain("@baselines_", "@key@");
     }
 
     @Test
