@@ -1,10 +1,10 @@
 """An outside implementation of this paper's own operation, sinkwindow.stream, in NumPy: the cache kept as a list of
 held positions (not mechspec's fixed slots), attention as a two-pass softmax over the held rows.
 
-    MECHSPEC_HOME=<mechspec checkout>/target/mechspec \
-        mechspec run --project examples/own-paper --implementation "python3 examples/own-paper/workers/sink_window_numpy.py"
+    mechspec run --project examples/own-paper --implementation "python3 examples/own-paper/workers/sink_window_numpy.py"
 
-MECHSPEC_HOME is the folder `mvn package` leaves in a mechspec checkout (its worker/python holds the client).
+The mechspec command sets MECHSPEC_HOME for the workers it starts (its folder: worker/python holds the client); under
+Maven, set it to <mechspec checkout>/target/mechspec yourself.
 """
 import os
 import sys

@@ -1,6 +1,7 @@
 package org.mechspec.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.MissingNode;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
@@ -134,6 +135,7 @@ final class NewPaper implements Callable<Integer> {
                 }
             } else if (part[0].equals("create")) {
                 createIfAbsent(file, fill(template(part[2])));
+                refreshMeasured(file);
             } else {
                 String block = fill(template(part[3]));
                 complete(file, fill(template(part[2])), checks(root.resolve("contracts").resolve(key + ".json")),
@@ -156,8 +158,13 @@ final class NewPaper implements Callable<Integer> {
                 .replace("@package_field@", project == null ? "" : "\n  \"package\": \"" + javaPackage + "\",")
                 .replace("@group@", javaPackage.substring(0, javaPackage.lastIndexOf('.') < 0 ? javaPackage.length() : javaPackage.lastIndexOf('.')))
 ;
+        if (out.contains("@measured@")) { // one component per metric of the manifest (written first, or the scaffold's own)
+            List<String> components = new ArrayList<>();
+            manifestTree().path("metrics").forEach(m -> components.add("double " + camel((m.isTextual() ? m : m.path("name")).asText(), false)));
+            out = out.replace("@measured@", components.isEmpty() ? "double exampleError" : String.join(", ", components));
+        }
         if (out.contains("@baselines_")) { // a manifest written first may declare baselines: the scaffold records them
-            boolean declared = declaresBaselines();
+            boolean declared = !manifestTree().path("baselines").isEmpty();
             out = out.replace("@baselines_record@\n", declared ? "        run.baselines(name -> " + camel + "Checks.figures(" + camel
                     + "Protocol.baseline(name, run.seed())));\n" : "")
                     .replace("@baselines_protocol@\n", declared ? template("baseline.txt").replace("@key@", key) : "");
@@ -195,10 +202,11 @@ final class NewPaper implements Callable<Integer> {
         }
     }
 
-    private boolean declaresBaselines() {
+    /** The paper's manifest as JSON, or a missing node where there is none yet. */
+    private JsonNode manifestTree() {
         Path manifest = root.resolve("contracts").resolve(key + ".json");
         try {
-            return Files.exists(manifest) && !ArtifactFile.JSON.readTree(Files.readString(manifest)).path("baselines").isEmpty();
+            return Files.exists(manifest) ? ArtifactFile.JSON.readTree(Files.readString(manifest)) : MissingNode.getInstance();
         } catch (IOException e) {
             throw new InputException(manifest + ": " + e.getMessage());
         }
@@ -224,12 +232,43 @@ final class NewPaper implements Callable<Integer> {
             named.add(m.group(1));
         }
         List<String> missing = checks.stream().filter(c -> !named.contains(c)).toList();
-        if (exists && missing.isEmpty()) {
+        // A check the manifest no longer declares (the scaffold's example_check) loses its tests while they are the
+        // scaffold's stubs, word for word; tests an author wrote stay, and coverage names them.
+        List<String> stale = named.stream().filter(c -> !checks.contains(c) && text.contains(block.apply(c))).sorted().toList();
+        if (exists && missing.isEmpty() && stale.isEmpty()) {
             return;
         }
-        String body = text.substring(0, text.lastIndexOf('}')).stripTrailing();
-        writeFile(file, body + "\n" + (exists ? "\n" : "") + String.join("\n", missing.stream().map(block).toList()) + "}\n");
-        written.add(root.relativize(file) + (exists ? " (added " + String.join(", ", missing) + ")" : ""));
+        String kept = text;
+        for (String c : stale) {
+            kept = kept.contains(block.apply(c) + "\n") ? kept.replace(block.apply(c) + "\n", "") : kept.replace(block.apply(c), "");
+        }
+        String body = kept.substring(0, kept.lastIndexOf('}')).stripTrailing();
+        writeFile(file, body + "\n" + (exists && !missing.isEmpty() ? "\n" : "") + String.join("\n", missing.stream().map(block).toList()) + "}\n");
+        written.add(root.relativize(file) + (exists ? changes(missing, stale) : ""));
+    }
+
+    private static String changes(List<String> added, List<String> removed) {
+        List<String> parts = new ArrayList<>();
+        if (!added.isEmpty()) {
+            parts.add("added " + String.join(", ", added));
+        }
+        if (!removed.isEmpty()) {
+            parts.add("removed the stubs of " + String.join(", ", removed) + ", no longer declared");
+        }
+        return " (" + String.join("; ", parts) + ")";
+    }
+
+    /**
+     * A Checks file still holding the scaffold's {@code Measured(double exampleError)} gets the manifest's metrics once
+     * the manifest declares others (checks declared after the first scaffold).
+     */
+    private void refreshMeasured(Path file) throws IOException {
+        String stub = "record Measured(double exampleError)";
+        String now = fill("record Measured(@measured@)");
+        if (Files.exists(file) && !now.equals(stub) && Files.readString(file).contains(stub)) {
+            writeFile(file, Files.readString(file).replace(stub, now));
+            written.add(root.relativize(file) + " (Measured: the manifest's metrics)");
+        }
     }
 
     private void createIfAbsent(Path file, String text) throws IOException {

@@ -8,8 +8,8 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * {@code mechspec run --project DIR}: the contracts of papers kept in their own Maven project, run by this command in
- * a JVM of its own whose class path puts the project's compiled classes and tests first (so its recorded source
+ * {@code mechspec run --project DIR} (and {@code stress --project DIR}): the contracts of papers kept in their own
+ * Maven project, run by this command in a JVM of its own whose class path puts the project's compiled classes and tests first (so its recorded source
  * fingerprints are the ones found), then mechspec's, then the project's other dependencies as its build listed them.
  * The project's manifests ({@code DIR/contracts}) are the only ones that run; the working folder stays the caller's,
  * so every other path option means what it says.
@@ -32,8 +32,8 @@ final class ProjectRun {
         return null;
     }
 
-    /** Runs {@code mechspec run} with {@code args} (no {@code --project}) over {@code project}; its exit code. */
-    static int run(Path project, List<String> args, PrintWriter stdout) throws IOException {
+    /** Runs {@code mechspec <command>} with {@code args} (no {@code --project}) over {@code project}; its exit code. */
+    static int run(Path project, String subcommand, List<String> args, PrintWriter stdout) throws IOException {
         Path root = project.toAbsolutePath().normalize();
         List<String> classPath = new ArrayList<>(List.of(root.resolve("target/test-classes").toString(), root.resolve("target/classes").toString()));
         classPath.add(System.getProperty("java.class.path"));
@@ -46,7 +46,7 @@ final class ProjectRun {
         command.subList(cp, cp + 2).clear();
         command.add(1, "-Dmechspec.contracts.dir=" + root.resolve("contracts"));
         command.add(1, "-Dmechspec.project.dir=" + root);
-        command.addAll(List.of("-cp", String.join(java.io.File.pathSeparator, classPath), Main.class.getName(), "run"));
+        command.addAll(List.of("-cp", String.join(java.io.File.pathSeparator, classPath), Main.class.getName(), subcommand));
         command.addAll(args);
         stdout.flush();
         Process p = new ProcessBuilder(command).inheritIO().start();
@@ -67,10 +67,10 @@ final class ProjectRun {
         }
     }
 
-    /** The {@code run} command's own arguments in the command line {@code args}, without {@code --project DIR}. */
-    static List<String> without(List<String> args) {
+    /** The {@code subcommand}'s own arguments in the command line {@code args}, without {@code --project DIR}. */
+    static List<String> without(List<String> args, String subcommand) {
         List<String> out = new ArrayList<>();
-        for (int i = args.indexOf("run") + 1; i < args.size(); i++) {
+        for (int i = args.indexOf(subcommand) + 1; i < args.size(); i++) {
             if (args.get(i).equals("--project")) {
                 i++;
             } else if (!args.get(i).startsWith("--project=")) {

@@ -107,7 +107,7 @@ final class RunCommand implements Callable<Integer> {
                 throw new InputException(refused);
             }
             try {
-                return ProjectRun.run(project, ProjectRun.without(spec.commandLine().getParseResult().originalArgs()), stdout);
+                return ProjectRun.run(project, "run", ProjectRun.without(spec.commandLine().getParseResult().originalArgs(), "run"), stdout);
             } catch (java.io.IOException e) {
                 throw new InputException("--project " + project + ": " + e.getMessage());
             }

@@ -54,13 +54,24 @@ final class StressCommand implements Callable<Integer> {
     @Option(names = "--property-seed", paramLabel = "N", description = "QuickTheories' seed (-Dmechspec.propertySeed): replays a falsified property")
     Long propertySeed;
 
+    @Option(names = "--project", paramLabel = "DIR", description = {"stress a paper of a Maven project of its own that depends on mechspec",
+            "(as run --project: built with mvn test-compile there; its manifests in DIR/contracts)"})
+    Path project;
+
     @Spec
     CommandSpec spec;
 
     @Override
     public Integer call() throws java.io.IOException {
         PrintWriter stdout = spec.commandLine().getOut();
-        Manifests manifests = Manifests.classpath();
+        if (project != null) {
+            String refused = ProjectRun.refusal(project);
+            if (refused != null) {
+                throw new InputException(refused);
+            }
+            return ProjectRun.run(project, "stress", ProjectRun.without(spec.commandLine().getParseResult().originalArgs(), "stress"), stdout);
+        }
+        Manifests manifests = Manifests.contracts();
         if (!manifests.papers().contains(paper)) {
             throw new InputException("unknown paper '" + paper + "' (known: " + String.join(", ", manifests.papers()) + ")");
         }

@@ -92,6 +92,32 @@ class NewPaperTest {
     }
 
     @Test
+    void checksDeclaredInPlaceOfTheExampleReplaceItsUntouchedStubsAndItsMeasuredRecord() throws Exception {
+        newPaper("two-bit-kv");
+        Path manifest = root.resolve("contracts/two-bit-kv.json");
+        Path contracts = root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvContracts.java");
+        Path mutants = root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvMutantsTest.java");
+        Path checks = root.resolve("src/test/java/org/mechspec/twobitkv/TwoBitKvChecks.java");
+        String mutantsBefore = Files.readString(mutants).replace("not written yet: what the broken mechanism does", "the author's words");
+        Files.writeString(mutants, mutantsBefore);
+        Files.writeString(manifest, Files.readString(manifest)
+                .replaceFirst("(?s)\"checks\": \\[.*?\\],\\s*\"metrics\": \\[.*?\\]", """
+                        "checks": [{"name": "keys_per_channel", "description": "d", "figures": [{"metric": "key_mse", "op": "<=", "bound": "0.1"}]}],
+                          "metrics": [{"name": "key_mse"}, {"name": "bytes_off"}]""".strip())
+                .replace("\"headline\": [\"example_error\"]", "\"headline\": [\"key_mse\"]"));
+
+        Cli again = newPaper("two-bit-kv");
+        assertThat(again.code()).as(again.toString()).isZero();
+        assertThat(again.out()).contains("TwoBitKvContracts.java (added keys_per_channel; removed the stubs of example_check, no longer declared)",
+                "TwoBitKvChecks.java (Measured: the manifest's metrics)");
+        assertThat(Files.readString(contracts)).contains("void keysPerChannel(SeedRun run)").doesNotContain("example_check", "exampleCheck");
+        // A stub the author has touched stays (coverage then names its undeclared check).
+        assertThat(Files.readString(mutants)).contains("check = \"example_check\"", "check = \"keys_per_channel\"");
+        assertThat(Files.readString(checks)).contains("record Measured(double keyMse, double bytesOff)").doesNotContain("double exampleError");
+        assertThat(ManifestLoader.load(manifest).checks()).containsOnlyKeys("keys_per_channel");
+    }
+
+    @Test
     void startingFromTheAuthorsManifestItWritesTheHalvesOfExactlyItsChecks() throws Exception {
         Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
         String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code mechspec run --project DIR} refuses a folder that is no built paper project in one line, and hands the rest
+ * {@code mechspec run --project DIR} (and {@code stress --project DIR}) refuses a folder that is no built paper project in one line, and hands the rest
  * of the command line to the project's run unchanged. (CI runs it on examples/own-paper, built against the installed
  * artifact: .ci/run.)
  */
@@ -25,12 +25,17 @@ class ProjectRunTest {
         assertThat(unbuilt.code()).isEqualTo(ExitCodes.BAD_INPUT);
         assertThat(unbuilt.err().strip()).isEqualTo("mechspec: --project " + dir + ": not built (no target/test-classes); run mvn test-compile in it first");
         assertThat(dir.resolve("out")).doesNotExist();
+        Cli stress = Cli.run("stress", "--project", dir.toString(), "--paper", "x", "--out", dir.resolve("out").toString());
+        assertThat(stress.code()).isEqualTo(ExitCodes.BAD_INPUT);
+        assertThat(stress.err().strip()).isEqualTo("mechspec: --project " + dir + ": not built (no target/test-classes); run mvn test-compile in it first");
     }
 
     @Test
     void theProjectRunGetsEveryOtherArgument() {
-        assertThat(ProjectRun.without(List.of("run", "--project", "p", "--paper", "x", "--out", "o")))
+        assertThat(ProjectRun.without(List.of("run", "--project", "p", "--paper", "x", "--out", "o"), "run"))
                 .containsExactly("--paper", "x", "--out", "o");
-        assertThat(ProjectRun.without(List.of("run", "--quiet", "--project=p", "--seeds", "42"))).containsExactly("--quiet", "--seeds", "42");
+        assertThat(ProjectRun.without(List.of("run", "--quiet", "--project=p", "--seeds", "42"), "run")).containsExactly("--quiet", "--seeds", "42");
+        assertThat(ProjectRun.without(List.of("stress", "--paper", "x", "--project", "p", "--examples", "5"), "stress"))
+                .containsExactly("--paper", "x", "--examples", "5");
     }
 }

@@ -14,8 +14,7 @@ final class SinkWindowChecks {
     }
 
     /** One component per metric the manifest declares, named like it in camelCase (example_error → exampleError). */
-    record Measured(long heldMismatches, double decodeMaxError, double shortStreamMaxError, long storedBytesExcess,
-                    double fullAttentionGap) {
+    record Measured(double heldMismatches, double decodeMaxError, double shortStreamMaxError, double storedBytesExcess, double fullAttentionGap) {
     }
 
     static Measured figures(SinkWindowProtocol.Trace t) {

@@ -37,8 +37,8 @@ class SinkWindowContracts {
                     var stream = SinkWindowProtocol.Stream.draw(seed, tokens, keyDim, valueDim, 3);
                     SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, stream, backend));
                     String input = sinks + " sinks, window " + window + ", " + tokens + " tokens, dims " + keyDim + "/" + valueDim;
-                    assertThat(Stress.figure(metric, figure.applyAsDouble(m), op, bound, () -> input))
-                            .as("%s %s %s on %s", metric, op, bound, input).isTrue();
+                    double value = figure.applyAsDouble(m);
+                    assertThat(Stress.figure(metric, value, op, bound, () -> input)).as("%s = %s, not %s %s, on %s", metric, value, op, bound, input).isTrue();
                 });
     }
 
