@@ -161,6 +161,7 @@ class NewPaperTest {
         assertThat(Files.readString(root.resolve("src/main/java/org/mechspec/kivi/KiviProtocol.java")))
                 .contains("public static Trace baseline(String name, long seed)", "not written yet: run baseline ", "contracts/kivi.json")
                 .doesNotContain("@baselines_", "@key@");
+        assertCompiles(root, "src/main/java/org/mechspec/kivi", "src/test/java/org/mechspec/kivi");
     }
 
     @Test
@@ -199,9 +200,14 @@ class NewPaperTest {
     @Test
     void whatItWritesCompiles() throws Exception {
         assertThat(newPaper("two-bit-kv").code()).isZero();
+        assertCompiles(root, "src/main/java/org/mechspec/twobitkv", "src/test/java/org/mechspec/twobitkv");
+    }
+
+    /** javac (release 17, this test's class path) on every file of the given folders of {@code project}; how many. */
+    private static int assertCompiles(Path project, String... trees) throws Exception {
         List<java.io.File> sources = new java.util.ArrayList<>();
-        for (String tree : List.of("src/main/java/org/mechspec/twobitkv", "src/test/java/org/mechspec/twobitkv")) {
-            try (var files = Files.list(root.resolve(tree))) {
+        for (String tree : trees) {
+            try (var files = Files.list(project.resolve(tree))) {
                 files.map(Path::toFile).forEach(sources::add);
             }
         }
@@ -209,10 +215,11 @@ class NewPaperTest {
         java.io.StringWriter diagnostics = new java.io.StringWriter();
         try (var files = javac.getStandardFileManager(null, null, java.nio.charset.StandardCharsets.UTF_8)) {
             boolean ok = javac.getTask(diagnostics, files, null, List.of("--release", "17", "-proc:none", "-d",
-                    Files.createDirectories(root.resolve("classes")).toString(), "-cp", System.getProperty("java.class.path")), null,
+                    Files.createDirectories(project.resolve("classes")).toString(), "-cp", System.getProperty("java.class.path")), null,
                     files.getJavaFileObjectsFromFiles(sources)).call();
             assertThat(ok).as("javac on the scaffold: %s", diagnostics).isTrue();
         }
+        return sources.size();
     }
 
     @Test
@@ -226,21 +233,7 @@ class NewPaperTest {
         org.mechspec.spec.Manifest manifest = org.mechspec.spec.ManifestLoader.load(project.resolve("contracts/recent-only.json"));
         assertThat(manifest.javaPackage()).isEqualTo("org.lab.recent");
         assertThat(manifest.sources()).containsExactly("src/main/java/org/lab/recent");
-        List<java.io.File> sources = new java.util.ArrayList<>();
-        for (String tree : List.of("src/main/java/org/lab/recent", "src/test/java/org/lab/recent")) {
-            try (var files = Files.list(project.resolve(tree))) {
-                files.map(Path::toFile).forEach(sources::add);
-            }
-        }
-        assertThat(sources).hasSize(5);
-        javax.tools.JavaCompiler javac = javax.tools.ToolProvider.getSystemJavaCompiler();
-        java.io.StringWriter diagnostics = new java.io.StringWriter();
-        try (var files = javac.getStandardFileManager(null, null, java.nio.charset.StandardCharsets.UTF_8)) {
-            boolean ok = javac.getTask(diagnostics, files, null, List.of("--release", "17", "-proc:none", "-d",
-                    Files.createDirectories(elsewhere.resolve("classes")).toString(), "-cp", System.getProperty("java.class.path")), null,
-                    files.getJavaFileObjectsFromFiles(sources)).call();
-            assertThat(ok).as("javac on the project's scaffold: %s", diagnostics).isTrue();
-        }
+        assertThat(assertCompiles(project, "src/main/java/org/lab/recent", "src/test/java/org/lab/recent")).isEqualTo(5);
         assertThat(Cli.run("new-paper", "recent-only", "--package", "org.lab.recent").err()).contains("--package needs --project");
         assertThat(Cli.run("new-paper", "recent-only", "--project", project.toString(), "--package", "org.mechspec.x").err())
                 .contains("must be a Java package name of your own");
