@@ -9,8 +9,9 @@ import java.util.List;
 
 /**
  * {@code mechspec run --project DIR} (and {@code stress --project DIR}): the contracts of papers kept in their own
- * Maven project, run by this command in a JVM of its own whose class path puts the project's compiled classes and tests first (so its recorded source
- * fingerprints are the ones found), then mechspec's, then the project's other dependencies as its build listed them.
+ * Maven project, run by this command in a JVM of its own whose class path puts the project's compiled classes and
+ * tests first (so its recorded source fingerprints are the ones found), then mechspec's, then the project's other
+ * dependencies as its build listed them.
  * The project's manifests ({@code DIR/contracts}) are the only ones that run; the working folder stays the caller's,
  * so every other path option means what it says.
  */
