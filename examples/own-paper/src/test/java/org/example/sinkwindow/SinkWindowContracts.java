@@ -6,7 +6,6 @@ import static org.quicktheories.generators.SourceDSL.integers;
 import static org.quicktheories.generators.SourceDSL.longs;
 
 import java.util.function.ToDoubleFunction;
-
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.mechspec.compute.Backend;
@@ -38,7 +37,8 @@ class SinkWindowContracts {
                     SinkWindowChecks.Measured m = SinkWindowChecks.figures(SinkWindowProtocol.run(seed, sinks, window, stream, backend));
                     String input = sinks + " sinks, window " + window + ", " + tokens + " tokens, dims " + keyDim + "/" + valueDim;
                     double value = figure.applyAsDouble(m);
-                    assertThat(Stress.figure(metric, value, op, bound, () -> input)).as("%s = %s, not %s %s, on %s", metric, value, op, bound, input).isTrue();
+                    assertThat(Stress.figure(metric, value, op, bound, () -> input))
+                            .as("%s = %s, not %s %s, on %s", metric, value, op, bound, input).isTrue();
                 });
     }
 
