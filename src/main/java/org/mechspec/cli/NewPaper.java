@@ -135,7 +135,9 @@ final class NewPaper implements Callable<Integer> {
                 }
             } else if (part[0].equals("create")) {
                 createIfAbsent(file, fill(template(part[2])));
-                refreshMeasured(file);
+                if (part[2].equals("Checks.java.txt")) {
+                    refreshMeasured(file);
+                }
             } else {
                 String block = fill(template(part[3]));
                 complete(file, fill(template(part[2])), checks(root.resolve("contracts").resolve(key + ".json")),
@@ -265,8 +267,9 @@ final class NewPaper implements Callable<Integer> {
     private void refreshMeasured(Path file) throws IOException {
         String stub = "record Measured(double exampleError)";
         String now = fill("record Measured(@measured@)");
-        if (Files.exists(file) && !now.equals(stub) && Files.readString(file).contains(stub)) {
-            writeFile(file, Files.readString(file).replace(stub, now));
+        String text = Files.readString(file);
+        if (!now.equals(stub) && text.contains(stub)) {
+            writeFile(file, text.replace(stub, now));
             written.add(root.relativize(file) + " (Measured: the manifest's metrics)");
         }
     }

@@ -23,7 +23,7 @@ final class ProjectRun {
     }
 
     /** Why {@code project} cannot be run, or null. */
-    static String refusal(Path project) {
+    private static String refusal(Path project) {
         if (!Files.isDirectory(project.resolve("contracts"))) {
             return "--project " + project + ": no contracts/ folder (a paper's project holds its manifests there)";
         }
@@ -33,8 +33,24 @@ final class ProjectRun {
         return null;
     }
 
-    /** Runs {@code mechspec <command>} with {@code args} (no {@code --project}) over {@code project}; its exit code. */
-    static int run(Path project, String subcommand, List<String> args, PrintWriter stdout) throws IOException {
+    /**
+     * Runs {@code mechspec <subcommand>} over {@code project} with the rest of {@code commandLine} (its own arguments,
+     * {@code --project DIR} left out); its exit code. A folder that is no built project, or a child that cannot run,
+     * is one line of bad input.
+     */
+    static int run(Path project, String subcommand, List<String> commandLine, PrintWriter stdout) {
+        String refused = refusal(project);
+        if (refused != null) {
+            throw new InputException(refused);
+        }
+        try {
+            return runChild(project, subcommand, without(commandLine, subcommand), stdout);
+        } catch (IOException e) {
+            throw new InputException("--project " + project + ": " + e.getMessage());
+        }
+    }
+
+    private static int runChild(Path project, String subcommand, List<String> args, PrintWriter stdout) throws IOException {
         Path root = project.toAbsolutePath().normalize();
         List<String> classPath = new ArrayList<>(List.of(root.resolve("target/test-classes").toString(), root.resolve("target/classes").toString()));
         classPath.add(System.getProperty("java.class.path"));

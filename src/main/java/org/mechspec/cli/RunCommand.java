@@ -102,15 +102,7 @@ final class RunCommand implements Callable<Integer> {
         PrintWriter stdout = spec.commandLine().getOut();
         PrintWriter stderr = spec.commandLine().getErr();
         if (project != null) {
-            String refused = ProjectRun.refusal(project);
-            if (refused != null) {
-                throw new InputException(refused);
-            }
-            try {
-                return ProjectRun.run(project, "run", ProjectRun.without(spec.commandLine().getParseResult().originalArgs(), "run"), stdout);
-            } catch (java.io.IOException e) {
-                throw new InputException("--project " + project + ": " + e.getMessage());
-            }
+            return ProjectRun.run(project, "run", spec.commandLine().getParseResult().originalArgs(), stdout);
         }
         checkOptions();
         String unusable = backend.startsWith("cuda") ? Backends.cudaUnavailableReason(backend) : null;

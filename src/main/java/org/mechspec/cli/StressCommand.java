@@ -65,11 +65,7 @@ final class StressCommand implements Callable<Integer> {
     public Integer call() throws java.io.IOException {
         PrintWriter stdout = spec.commandLine().getOut();
         if (project != null) {
-            String refused = ProjectRun.refusal(project);
-            if (refused != null) {
-                throw new InputException(refused);
-            }
-            return ProjectRun.run(project, "stress", ProjectRun.without(spec.commandLine().getParseResult().originalArgs(), "stress"), stdout);
+            return ProjectRun.run(project, "stress", spec.commandLine().getParseResult().originalArgs(), stdout);
         }
         Manifests manifests = Manifests.contracts();
         if (!manifests.papers().contains(paper)) {

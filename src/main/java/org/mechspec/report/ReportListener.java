@@ -344,9 +344,8 @@ public final class ReportListener implements TestExecutionListener {
         long seed = org.mechspec.spec.Properties.seed();
         org.mechspec.worker.Implementation impl = org.mechspec.worker.Implementation.started();
         String judged = impl == null ? "" : " --implementation '" + impl.command().replace("'", "'\\''") + "'";
-        String project = System.getProperty("mechspec.project.dir", "");
-        return "`mechspec run " + (project.isEmpty() ? "" : "--project " + project + " ") + "--paper " + paper + " --property-seed " + seed
-                + judged + "` (Maven: -Dmechspec.propertySeed=" + seed + ")";
+        return "`" + org.mechspec.spec.Properties.runCommand() + " --paper " + paper + " --property-seed " + seed + judged
+                + "` (Maven: -Dmechspec.propertySeed=" + seed + ")";
     }
 
     /** The one line a skip gives: the assumption's message, without JUnit's "Assumption failed: " prefix. */

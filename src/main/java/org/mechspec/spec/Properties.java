@@ -25,11 +25,15 @@ public final class Properties {
         return given.isEmpty() || given.startsWith("${") ? SEED : Long.parseLong(given);
     }
 
-    /** How to replay a run's properties: the command's option (with the project, for a paper of its own) and Maven's property. */
+    /** How to replay a run's properties: the command's option and Maven's property. */
     public static String replayHint(long seed) {
+        return "replay with " + runCommand() + " --property-seed " + seed + ", or mvn -Dmechspec.propertySeed=" + seed;
+    }
+
+    /** The command that runs this run's papers again: {@code mechspec run}, with {@code --project DIR} for a paper of its own. */
+    public static String runCommand() {
         String project = System.getProperty("mechspec.project.dir", "");
-        return "replay with mechspec run " + (project.isEmpty() ? "" : "--project " + project + " ") + "--property-seed " + seed
-                + ", or mvn -Dmechspec.propertySeed=" + seed;
+        return "mechspec run" + (project.isEmpty() ? "" : " --project " + project);
     }
 
     private static long choose() {

@@ -120,8 +120,7 @@ class NewPaperTest {
     @Test
     void startingFromTheAuthorsManifestItWritesTheHalvesOfExactlyItsChecks() throws Exception {
         Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
-        String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
-                .replace("@key@", "kivi").replace("@package_field@", "").replace("@sources@", "\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
+        String mine = templateManifest("\"src/main/java/org/mechspec/kivi\", \"src/main/java/org/mechspec/compute\"")
                 .replaceFirst("(?s)\"checks\": \\[.*?\\],\\s*\"metrics\"", """
                         "checks": [
                             {"name": "keys_per_channel", "description": "d", "figures": [{"metric": "key_mse", "op": "<=", "bound": "0.1"}]},
@@ -144,11 +143,16 @@ class NewPaperTest {
         assertThat(Files.readString(root.resolve("src/main/java/org/mechspec/kivi/KiviProtocol.java"))).doesNotContain("baseline(");
     }
 
+    /** The scaffold's own manifest for paper kivi with the given sources, as an author would start from it. */
+    private static String templateManifest(String sources) throws Exception {
+        return Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
+                .replace("@key@", "kivi").replace("@package_field@", "").replace("@sources@", sources);
+    }
+
     @Test
     void aManifestThatDeclaresBaselinesGetsTheirRecordInEverySeededHalfAndABaselineStub() throws Exception {
         Path manifest = Files.createDirectories(root.resolve("contracts")).resolve("kivi.json");
-        String mine = Files.readString(Path.of("src/main/resources/org/mechspec/cli/new-paper/manifest.json.txt"))
-                .replace("@key@", "kivi").replace("@package_field@", "").replace("@sources@", "\"src/main/java/org/mechspec/kivi\"")
+        String mine = templateManifest("\"src/main/java/org/mechspec/kivi\"")
                 .replaceFirst("\"checks\":", "\"baselines\": [{\"name\": \"recent_only\", \"description\": \"d\"}],\n  \"checks\":");
         Files.writeString(manifest, mine);
         assertThat(ManifestLoader.load(manifest).baselines()).hasSize(1);
