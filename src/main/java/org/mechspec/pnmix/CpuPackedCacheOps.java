@@ -320,11 +320,28 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         return flat;
     }
 
-    /** scores[at + t] = (Σ_c q[qOff + c]·keys[c][t], c ascending)·scale for the first n tokens of a block. */
+    /**
+     * scores[at + t] = (Σ_c q[qOff + c]·keys[c][t], c ascending)·scale for the first n tokens of a block. Four
+     * channels per pass over the tokens: each dot still adds its terms one at a time in channel order.
+     */
     private static void logits(float[][] keys, float[] q, int qOff, int n, float scale, float[] dots, float[] scores,
                                int at) {
         java.util.Arrays.fill(dots, 0, n, 0f);
-        for (int c = 0; c < keys.length; c++) {
+        int c = 0;
+        for (; c + 4 <= keys.length; c += 4) {
+            float q0 = q[qOff + c];
+            float q1 = q[qOff + c + 1];
+            float q2 = q[qOff + c + 2];
+            float q3 = q[qOff + c + 3];
+            float[] k0 = keys[c];
+            float[] k1 = keys[c + 1];
+            float[] k2 = keys[c + 2];
+            float[] k3 = keys[c + 3];
+            for (int t = 0; t < n; t++) {
+                dots[t] = (((dots[t] + q0 * k0[t]) + q1 * k1[t]) + q2 * k2[t]) + q3 * k3[t];
+            }
+        }
+        for (; c < keys.length; c++) {
             float qc = q[qOff + c];
             float[] k = keys[c];
             for (int t = 0; t < n; t++) {
@@ -336,7 +353,7 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         }
     }
 
-    /** Softmax weights of s[at, at + n) in place (StrictMath exp); returns their sum. */
+    /** Softmax weights of s[at, at + n) in place ((float) StrictMath.exp, through {@link FloatExp}); returns their sum. */
     private static float softmax(float[] s, int at, int n) {
         float max = Float.NEGATIVE_INFINITY;
         for (int j = at; j < at + n; j++) {
@@ -344,15 +361,32 @@ public final class CpuPackedCacheOps implements PackedCacheOps {
         }
         float sum = 0f;
         for (int j = at; j < at + n; j++) {
-            s[j] = (float) StrictMath.exp(s[j] - max);
+            s[j] = FloatExp.exp(s[j] - max);
             sum += s[j];
         }
         return sum;
     }
 
-    /** o += (weights[at + t] / denom)·values[t] for the first n tokens of a block, a token at a time. */
+    /**
+     * o += (weights[at + t] / denom)·values[t] for the first n tokens of a block. Four tokens per pass over the
+     * channels: each output still adds its terms one at a time in token order.
+     */
     private static void addWeighted(float[] o, float[] weights, int at, float denom, float[][] values, int n) {
-        for (int t = 0; t < n; t++) {
+        int t = 0;
+        for (; t + 4 <= n; t += 4) {
+            float p0 = weights[at + t] / denom;
+            float p1 = weights[at + t + 1] / denom;
+            float p2 = weights[at + t + 2] / denom;
+            float p3 = weights[at + t + 3] / denom;
+            float[] v0 = values[t];
+            float[] v1 = values[t + 1];
+            float[] v2 = values[t + 2];
+            float[] v3 = values[t + 3];
+            for (int c = 0; c < o.length; c++) {
+                o[c] = (((o[c] + p0 * v0[c]) + p1 * v1[c]) + p2 * v2[c]) + p3 * v3[c];
+            }
+        }
+        for (; t < n; t++) {
             float p = weights[at + t] / denom;
             float[] v = values[t];
             for (int c = 0; c < o.length; c++) {

@@ -15,6 +15,7 @@ import org.mechspec.compute.HalfFloat;
 final class PackedCacheReader {
     static final int FP16_BLOCK = 128;
     private static final double[] HALF = halfTable();
+    private static final float[] HALF32 = halfTable32();
     private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
 
     private final PackedKvCache cache;
@@ -119,7 +120,7 @@ final class PackedCacheReader {
             for (int t = t0; t < t0 + (to - from); t++) {
                 int base = (t * channels + kvh * d) * 2;
                 for (int c = 0; c < d; c++) {
-                    out[c][t - t0] = (float) half(buf, base + 2 * c);
+                    out[c][t - t0] = half32(buf, base + 2 * c);
                 }
             }
             return;
@@ -147,7 +148,7 @@ final class PackedCacheReader {
                 int base = (t * channels + kvh * d) * 2;
                 float[] row = out[t - t0];
                 for (int c = 0; c < d; c++) {
-                    row[c] = (float) half(buf, base + 2 * c);
+                    row[c] = half32(buf, base + 2 * c);
                 }
             }
             return;
@@ -321,6 +322,19 @@ final class PackedCacheReader {
                 out[rowBase + c] = half(buf, base + 2 * c);
             }
         }
+    }
+
+    private static float[] halfTable32() {
+        float[] t = new float[1 << 16];
+        for (int i = 0; i < t.length; i++) {
+            t[i] = (float) HalfFloat.fromHalfBits((short) i);
+        }
+        return t;
+    }
+
+    /** The float value of the fp16 bits at {@code offset} (little-endian). */
+    static float half32(byte[] b, int offset) {
+        return HALF32[(b[offset] & 0xFF) | ((b[offset + 1] & 0xFF) << 8)];
     }
 
     private static double[] halfTable() {

@@ -30,7 +30,9 @@ import org.openjdk.jmh.runner.options.OptionsBuilder;
 /**
  * One decode step (8 query heads, fp32) of attention on the CPU over the pn-mix packed cache (fp16 sink and
  * residual, 3/1-bit keys, 2-bit values, read packed) vs over an all-fp16 cache of the same tokens, at 4k and 32k
- * tokens. {@link #main} runs a short measurement and prints the time ratio and the cache bytes read per token.
+ * tokens, and the time to read each cache's bytes once and do nothing else (what the bytes alone cost). {@link #main}
+ * runs a short measurement and prints the time ratio, the cache bytes read per token and the share of each decode that
+ * reading its bytes takes.
  * Run: {@code mvn -q test-compile exec:java -Dexec.classpathScope=test -Dexec.mainClass=org.mechspec.bench.PnMixBench}.
  */
 @State(Scope.Benchmark)
@@ -104,31 +106,69 @@ public class PnMixBench {
         return ops.attendFp32(fp16, q, 8, 1, false);
     }
 
+    /** The floor the bytes set: every byte of the packed cache read once, 8 at a time, and nothing else. */
+    @Benchmark
+    public long readPackedCacheBytes() {
+        return readAll(packed);
+    }
+
+    /** {@link #readPackedCacheBytes} for the fp16 cache. */
+    @Benchmark
+    public long readFp16CacheBytes() {
+        return readAll(fp16);
+    }
+
+    private static final java.lang.invoke.VarHandle LONGS =
+            java.lang.invoke.MethodHandles.byteArrayViewVarHandle(long[].class, java.nio.ByteOrder.LITTLE_ENDIAN);
+
+    private static long readAll(PackedKvCache c) {
+        long sum = read(c.sinkKeys()) + read(c.sinkValues()) + read(c.residualKeys()) + read(c.residualValues());
+        for (PackedKvCache.Group g : c.groups()) {
+            sum += read(g.keys().codes()) + read(g.keys().meta()) + read(g.values().codes()) + read(g.values().meta());
+        }
+        return sum;
+    }
+
+    private static long read(byte[] b) {
+        long sum = 0;
+        int i = 0;
+        for (; i + 8 <= b.length; i += 8) {
+            sum += (long) LONGS.get(b, i);
+        }
+        for (; i < b.length; i++) {
+            sum += b[i];
+        }
+        return sum;
+    }
+
     public static void main(String[] args) throws Exception {
         forkWithThisClasspath();
         // JMH's own options pass through (-Dexec.args="-wi 5 -i 10"): the defaults' 3 iterations leave a wide error here.
         var results = new Runner(new OptionsBuilder().parent(new org.openjdk.jmh.runner.options.CommandLineOptions(args))
                 .include(PnMixBench.class.getSimpleName()).build()).run();
         for (String n : new String[] {"4096", "32768"}) {
-            double packedMs = Double.NaN;
-            double fp16Ms = Double.NaN;
+            java.util.Map<String, RunResult> byName = new java.util.HashMap<>();
             for (RunResult r : results) {
-                if (!r.getParams().getParam("tokens").equals(n)) {
-                    continue;
-                }
-                double ms = r.getPrimaryResult().getScore();
-                if (r.getParams().getBenchmark().endsWith("decodeOverPackedCache")) {
-                    packedMs = ms;
-                } else {
-                    fp16Ms = ms;
+                if (r.getParams().getParam("tokens").equals(n)) {
+                    String b = r.getParams().getBenchmark();
+                    byName.put(b.substring(b.lastIndexOf('.') + 1), r);
                 }
             }
+            if (byName.size() < 4) {
+                continue; // this run left the size out (-p tokens=...)
+            }
+            double packedMs = byName.get("decodeOverPackedCache").getPrimaryResult().getScore();
+            double fp16Ms = byName.get("decodeOverFp16Cache").getPrimaryResult().getScore();
+            double readPackedMs = byName.get("readPackedCacheBytes").getPrimaryResult().getScore();
+            double readFp16Ms = byName.get("readFp16CacheBytes").getPrimaryResult().getScore();
             PnMixBench b = new PnMixBench();
             b.tokens = Integer.parseInt(n);
             b.setup();
             System.out.printf(Locale.ROOT, "tokens %s: packed %.3f ms, fp16 %.3f ms, packed/fp16 time %.2f; bytes per token read: packed %.2f, fp16 %.2f (ratio %.3f)%n",
                     n, packedMs, fp16Ms, packedMs / fp16Ms, (double) b.packed.bytes() / b.tokens, (double) b.fp16.bytes() / b.tokens,
                     (double) b.packed.bytes() / b.fp16.bytes());
+            System.out.printf(Locale.ROOT, "tokens %s: reading the bytes alone: packed %.3f ms (%.1f%% of its decode), fp16 %.3f ms (%.1f%% of its decode)%n",
+                    n, readPackedMs, 100 * readPackedMs / packedMs, readFp16Ms, 100 * readFp16Ms / fp16Ms);
         }
     }
 }
