@@ -3,8 +3,8 @@
 // rows. CPU twin: org.mechspec.pnmix.CpuPackedCacheOps#decode (attention with one query, not causal). Judged
 // against it by the FlashAttention tolerance rule; pnmix.cu's packed_attention_* stay the simple kernels.
 //
-// Pass 1, *_decode_chunk: block (kvh, chunk) of 4 warps reads keys [chunk·C, min((chunk+1)·C, L)) of KV head kvh
-//   once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128 registers without
+// *_decode_chunk, one launch a call: block (kvh, chunk) of 4 warps reads keys [chunk·C, min((chunk+1)·C, L)) of
+//   KV head kvh once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128 registers without
 //   spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in shared memory:
 //   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
 //     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
@@ -23,10 +23,14 @@
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
 //     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
 //     query head, the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
-// Pass 2, decode_combine: one warp per query head (blocks of 32 threads) merges its chunks: lanes take chunks k,
-//   k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by __shfl_sync
-//   to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed orders throughout,
-//   no atomics: a rerun gives the same bits.
+// Then, in the same launch (a second one would cost a launch gap), the last block of KV head kvh to finish merges
+//   its heads' chunks (merge_if_last): every thread fences its partial writes, the block counts itself in done[kvh]
+//   (atomicAdd), and the block that counts last sets done[kvh] back to 0 for the next call (every block has
+//   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks: lanes take chunks k,
+//   k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by
+//   __shfl_sync to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed
+//   orders throughout, whichever block is last: a rerun gives the same bits. Plain loads after the fence: this SM
+//   has not read the partials before in this launch, so its L1 holds no stale copy of them.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
 // no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
 // Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
@@ -46,9 +50,9 @@
 //     else one code a channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
 // (DecodeKernelCodeTest checks the PTX).
-// Not yet measured on a GPU. DecodeRooflineModelTest's model puts the packed kernel for a 32-query / 8-KV × 128 layer
-// at 32k tokens at 72% of an H200's peak (bound by its shuffles, then by bytes in flight), and at d = 32 it is
-// shuffle-bound: the channel reduction costs the same there for a quarter of the work.
+// Not yet measured on a GPU. DecodeIssueModelTest models it from the SASS counted per key (src/main/cuda/sass-counts.py,
+// fixtures/sass): both chunk kernels are modelled issue-bound, not HBM-bound (gpu.md, "Decode model"); edit this file
+// and that script's fixture must be regenerated (the test compares its SHA-256).
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 
@@ -505,9 +509,78 @@ template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*, int,
                                              Online<T, HB>&, const Lanes&) {}
 
+// One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
+// the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
+// own channels c, c + 32, ... of the output (CPL of them at a time). Every sum runs in a fixed order.
+#define CPL 8
+template <typename T>
+__device__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T* out, int h, int chunks, int d,
+                             int lane) {
+    const T* m = partM + (long) h * chunks;
+    const T* l = partL + (long) h * chunks;
+    T M = -INFINITY;
+    for (int k = lane; k < chunks; k += 32) {
+        T mk = m[k];
+        M = mk > M ? mk : M;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        T other = __shfl_xor_sync(FULL, M, o);
+        M = other > M ? other : M;
+    }
+    T denom = 0;
+    for (int k = lane; k < chunks; k += 32) {
+        T mk = m[k];
+        denom += mk == -INFINITY ? (T) 0 : l[k] * exp_t<T>(mk - M);
+    }
+    for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(FULL, denom, o);
+    for (int c0 = 0; c0 < d; c0 += 32 * CPL) {
+        T acc[CPL];
+#pragma unroll
+        for (int i = 0; i < CPL; i++) acc[i] = 0;
+        for (int k0 = 0; k0 < chunks; k0 += 32) {
+            int k = k0 + lane;
+            T mk = k < chunks ? m[k] : (T) -INFINITY;
+            T wk = mk != -INFINITY ? exp_t<T>(mk - M) : (T) 0;
+            int n = chunks - k0 < 32 ? chunks - k0 : 32;
+            for (int j = 0; j < n; j++) {
+                T w = __shfl_sync(FULL, wk, j);
+                const T* a = partAcc + ((long) h * chunks + k0 + j) * d;
+#pragma unroll
+                for (int i = 0; i < CPL; i++) {
+                    int c = c0 + 32 * i + lane;
+                    if (c < d) acc[i] += w * a[c];
+                }
+            }
+        }
+#pragma unroll
+        for (int i = 0; i < CPL; i++) {
+            int c = c0 + 32 * i + lane;
+            if (c < d) out[(long) h * d + c] = acc[i] / denom;
+        }
+    }
+}
+
+// The end of every chunk block (the header's "Then"): each thread's fence, then the barrier, put all of the block's
+// partial writes before its count; the block that counts last resets the counter (every block has counted) and
+// merges. Not inlined, and nothing is live after it, so the merge's registers do not add to the chunk loop's.
+template <typename T>
+__device__ __noinline__ void merge_if_last(const T* partM, const T* partL, const T* partAcc, T* out, unsigned int* done,
+                                           T* sFlag, int kvh, int gq, int chunks, int d) {
+    __threadfence();
+    __syncthreads();   // after it no thread reads the shared state, so sFlag carries the verdict
+    if (threadIdx.x == 0) sFlag[0] = atomicAdd(&done[kvh], 1u) == (unsigned int) (chunks - 1) ? (T) 1 : (T) 0;
+    __syncthreads();
+    if (sFlag[0] == (T) 0) return;
+    if (threadIdx.x == 0) done[kvh] = 0;
+    __threadfence();
+    for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {
+        merge_chunks<T>(partM, partL, partAcc, out, kvh * gq + h, chunks, d, threadIdx.x & 31);
+    }
+}
+
 template <typename T, int HB, typename Rows>
-__device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, int Hq, int Hkv, int L, int d,
-                             int chunk, int tile, T scale, int gc, int valueBits) {
+__device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, T* out, unsigned int* done, int Hq,
+                             int Hkv, int L, int d, int chunk, int tile, T scale, int gc, int valueBits) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
     // Prologue: the block's place and the lane's (every division of the kernel).
     int gq = Hq / Hkv;
@@ -610,51 +683,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             }
         }
     }
-}
-
-// One warp per query head (block = one warp). Lanes take chunks k, k + 32, ...: the max and the denominator by
-// xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which own channels
-// c, c + 32, ... of the output (CPL of them at a time). Every sum runs in a fixed order.
-#define CPL 8
-template <typename T>
-__device__ void decode_combine(const T* partM, const T* partL, const T* partAcc, T* out, int chunks, int d) {
-    int h = blockIdx.x;
-    int lane = threadIdx.x;
-    const T* m = partM + (long) h * chunks;
-    const T* l = partL + (long) h * chunks;
-    T M = -INFINITY;
-    for (int k = lane; k < chunks; k += 32) M = m[k] > M ? m[k] : M;
-    for (int o = 16; o > 0; o >>= 1) {
-        T other = __shfl_xor_sync(FULL, M, o);
-        M = other > M ? other : M;
-    }
-    T denom = 0;
-    for (int k = lane; k < chunks; k += 32) denom += m[k] == -INFINITY ? (T) 0 : l[k] * exp_t<T>(m[k] - M);
-    for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(FULL, denom, o);
-    for (int c0 = 0; c0 < d; c0 += 32 * CPL) {
-        T acc[CPL];
-#pragma unroll
-        for (int i = 0; i < CPL; i++) acc[i] = 0;
-        for (int k0 = 0; k0 < chunks; k0 += 32) {
-            int k = k0 + lane;
-            T wk = k < chunks && m[k] != -INFINITY ? exp_t<T>(m[k] - M) : (T) 0;
-            int n = chunks - k0 < 32 ? chunks - k0 : 32;
-            for (int j = 0; j < n; j++) {
-                T w = __shfl_sync(FULL, wk, j);
-                const T* a = partAcc + ((long) h * chunks + k0 + j) * d;
-#pragma unroll
-                for (int i = 0; i < CPL; i++) {
-                    int c = c0 + 32 * i + lane;
-                    if (c < d) acc[i] += w * a[c];
-                }
-            }
-        }
-#pragma unroll
-        for (int i = 0; i < CPL; i++) {
-            int c = c0 + 32 * i + lane;
-            if (c < d) out[(long) h * d + c] = acc[i] / denom;
-        }
-    }
+    merge_if_last<T>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
 }
 
 // dims: the packed_attention_* layout (packed_cache.cuh), with Tq = 1 and causal = 0.
@@ -664,33 +693,23 @@ __device__ void decode_combine(const T* partM, const T* partL, const T* partAcc,
                                     const unsigned char* keyCodes, const unsigned char* keyMeta,               \
                                     const int* keyBits, const int* keyOffsets,                                 \
                                     const unsigned char* valueCodes, const unsigned char* valueMeta,           \
-                                    const int* dims, const T* q, T* partM, T* partL, T* partAcc, int chunk,    \
-                                    int tile, T scale) {                                                       \
+                                    const int* dims, const T* q, T* partM, T* partL, T* partAcc, T* out,       \
+                                    unsigned int* done, int chunk, int tile, T scale) {                        \
         PackedRows R{make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,  \
                                 valueMeta, dims)};                                                             \
-        decode_chunk<T, HB>(R, q, partM, partL, partAcc, dims[0], dims[1], dims[3], dims[4], chunk, tile,     \
-                            scale, R.K.gc, R.K.valueBits);                                                     \
+        decode_chunk<T, HB>(R, q, partM, partL, partAcc, out, done, dims[0], dims[1], dims[3], dims[4], chunk,  \
+                            tile, scale, R.K.gc, R.K.valueBits);                                               \
     }
 
 #define FP16_DECODE_KERNEL(NAME, T, HB)                                                                        \
     extern "C" __global__ void __launch_bounds__(128, 4) NAME(const unsigned char* k, const unsigned char* v, int Hq, int Hkv, int L,    \
-                                    int d, const T* q, T* partM, T* partL, T* partAcc, int chunk, int tile,    \
-                                    T scale) {                                                                 \
+                                    int d, const T* q, T* partM, T* partL, T* partAcc, T* out,                 \
+                                    unsigned int* done, int chunk, int tile, T scale) {                        \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
-        decode_chunk<T, HB>(R, q, partM, partL, partAcc, Hq, Hkv, L, d, chunk, tile, scale, 0, 0);             \
+        decode_chunk<T, HB>(R, q, partM, partL, partAcc, out, done, Hq, Hkv, L, d, chunk, tile, scale, 0, 0);  \
     }
 
 PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double, HEADS_F64)
 PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float, HEADS_F32)
 FP16_DECODE_KERNEL(fp16_decode_chunk_f64, double, HEADS_F64)
 FP16_DECODE_KERNEL(fp16_decode_chunk_f32, float, HEADS_F32)
-
-extern "C" __global__ void decode_combine_f64(const double* partM, const double* partL, const double* partAcc,
-                                              double* out, int chunks, int d) {
-    decode_combine<double>(partM, partL, partAcc, out, chunks, d);
-}
-
-extern "C" __global__ void decode_combine_f32(const float* partM, const float* partL, const float* partAcc,
-                                              float* out, int chunks, int d) {
-    decode_combine<float>(partM, partL, partAcc, out, chunks, d);
-}

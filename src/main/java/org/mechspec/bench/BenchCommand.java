@@ -284,7 +284,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         }
         ObjectNode protocol = o.putObject("protocol");
         protocol.put("arithmetic", "fp32 (fp16 cache values, fp32 query)");
-        protocol.put("timer", "CUDA events on the default stream around each batch of back-to-back calls (chunk kernel + combine kernel); ms per call = batch time / calls; median and least over the rounds");
+        protocol.put("timer", "CUDA events on the default stream around each batch of back-to-back calls (one launch a call: the chunk kernel, whose last block per KV head merges); ms per call = batch time / calls; median and least over the rounds");
         protocol.put("host_enqueue", "the host's wall time to enqueue a batch (both launches of every call, arguments prepared once per cache), per call, median over the rounds; host_bound when it is at least half the device time per call, where the events may have timed the host feeding the stream rather than the kernels");
         protocol.put("warmup_calls", warmup);
         protocol.put("rounds", rounds);

@@ -253,10 +253,24 @@ public final class CudaPackedCacheOps implements PackedCacheOps {
 
     /** {@link #decode} with {@code chunkKeys} keys per split-K block (0: automatic), over the cache's device copy. */
     double[] decode(PackedKvCache cache, double[] q, int queryHeads, int chunkKeys) {
-        PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
+        return decodeEach(cache, new double[][] {q}, queryHeads, chunkKeys)[0];
+    }
+
+    /**
+     * Decode steps for {@code queries}, one after another over one launch setup, as a decode loop runs them: what
+     * the kernel leaves on the device after a call (its per-KV-head counters) must not leak into the next.
+     */
+    double[][] decodeEach(PackedKvCache cache, double[][] queries, int queryHeads, int chunkKeys) {
+        for (double[] q : queries) {
+            PackedCacheOps.checkAttention(cache, q.length, queryHeads, 1, false);
+        }
         return onDevice(device -> {
             try (CudaSplitKDecode d = CudaSplitKDecode.over(backend, residentCopy(device, cache), cache, queryHeads, false, chunkKeys, this::held)) {
-                return d.decode(q);
+                double[][] out = new double[queries.length][];
+                for (int i = 0; i < queries.length; i++) {
+                    out[i] = d.decode(queries[i]);
+                }
+                return out;
             }
         });
     }

@@ -12,7 +12,8 @@ import org.mechspec.compute.KernelArgs;
 
 /**
  * Split-K decode ({@code src/main/cuda/pnmix_decode.cu}) over one cache held on the device: upload once, then
- * decode queries, or {@link #enqueue} the two kernels for a timed batch. A cache without quantized groups goes to the
+ * decode queries, or {@link #enqueue} the kernel for a timed batch. One launch a call: the last block of each KV head
+ * to finish merges that head's chunks, counted in a per-KV-head counter the kernel leaves at 0. A cache without quantized groups goes to the
  * fp16 kernel, which reads plain [token][kvHead][headDim] rows; any other to the packed kernel. The launch
  * (chunk and tile sizes) is fixed at upload, so a decode is deterministic for a given cache and device.
  *
@@ -23,9 +24,8 @@ import org.mechspec.compute.KernelArgs;
 public final class CudaSplitKDecode implements AutoCloseable {
     static final String MODULE = "pnmix_decode";
     static final int THREADS = 128;
-    /** Warps of a chunk block (THREADS / 32); the combine runs one warp per query head. */
+    /** Warps of a chunk block (THREADS / 32); the merging block runs one warp per query head. */
     static final int WARPS = THREADS / 32;
-    static final int COMBINE_THREADS = 32;
     /** The chunk kernel holds 8 channels of the query a lane, 32 lanes at most per key (pnmix_decode.cu). */
     static final int MAX_HEAD_DIM = 256;
     private static final int MAX_SHARED_BYTES = 48 * 1024;
@@ -50,7 +50,6 @@ public final class CudaSplitKDecode implements AutoCloseable {
     private final CUdeviceptr q;
     private final CUdeviceptr out;
     private final KernelArgs chunkArgs;
-    private final KernelArgs combineArgs;
     private final PackedKvCache cache;
     /** Device bytes of the cache as the chunk kernel reads it (the copy and the residual, or the fp16 rows) and the dims. */
     private final long cacheDeviceBytes;
@@ -83,9 +82,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
             CUdeviceptr partL = buffers.poisoned(partials * e);
             CUdeviceptr partAcc = buffers.poisoned(partials * headDim * e);
             this.out = buffers.poisoned((long) queryHeads * headDim * e);
-            args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).i32(chunk).i32(tile);
+            CUdeviceptr finished = buffers.upload(new int[kvHeads]); // chunks done per KV head: 0 between calls
+            args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).ptr(out).ptr(finished).i32(chunk).i32(tile);
             this.chunkArgs = fp32 ? args.f32((float) (1.0 / Math.sqrt(headDim))) : args.f64(1.0 / Math.sqrt(headDim));
-            this.combineArgs = new KernelArgs().ptr(partM).ptr(partL).ptr(partAcc).ptr(out).i32(chunks).i32(headDim);
             done = true;
         } finally {
             if (!done) {
@@ -181,7 +180,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
         }
     }
 
-    /** Both kernels on the last uploaded query, not waited for: for {@link CudaBackend#elapsedMs}. */
+    /** The kernel on the last uploaded query, not waited for: for {@link CudaBackend#elapsedMs}. */
     public void enqueue() {
         launch(false);
     }
@@ -222,10 +221,8 @@ public final class CudaSplitKDecode implements AutoCloseable {
         int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e);
         if (wait) {
             cuda.launch(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
-            cuda.launch(MODULE, "decode_combine" + suffix, queryHeads, COMBINE_THREADS, 0, combineArgs);
         } else {
             cuda.enqueue(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
-            cuda.enqueue(MODULE, "decode_combine" + suffix, queryHeads, COMBINE_THREADS, 0, combineArgs);
         }
     }
 

@@ -3,11 +3,12 @@ package org.mechspec.pnmix;
 import org.mechspec.compute.BitPacking;
 
 /**
- * Global-memory traffic of one split-K decode call ({@code pnmix_decode.cu}: the chunk kernel, then the combine
- * kernel), summed over its device buffers. {@code rawBytes} counts each byte the kernels read or write once;
+ * Global-memory traffic of one split-K decode call ({@code pnmix_decode.cu}: one launch, whose last block per KV
+ * head merges that head's chunks), summed over its device buffers. {@code rawBytes} counts each byte the kernels read or write once;
  * {@code sectorBytes} counts the distinct 32-byte sectors ({@link Sectors}) that the kernels' access pattern touches
- * in each buffer, 32 bytes each, which is what the memory system moves. The split-K partials count twice: the
- * chunk kernel writes them and the combine kernel reads them back.
+ * in each buffer, 32 bytes each, which is what the memory system moves. The split-K partials count twice: every
+ * block writes its own and the merging block reads them back. The per-KV-head counters (4 bytes each) count
+ * twice too: read and written, by the blocks' atomics and the merging block's reset.
  *
  * <p>The access pattern, per KV head h of {@code d} channels (the chunk kernel's blocks of head h read only h's
  * channels, all of the cache's tokens over its chunks): fp16 rows [token][kvHead·d] are runs of 2d bytes at a stride
@@ -45,6 +46,9 @@ record DecodeTraffic(long rawBytes, long sectorBytes) {
             t.add(bytes, new Sectors().touch(0, bytes));
         }
         t.add(q, new Sectors().touch(0, q)); // the output has the query's shape
+        long counters = 4L * kv;
+        t.add(counters, new Sectors().touch(0, counters));
+        t.add(counters, new Sectors().touch(0, counters));
         return new DecodeTraffic(t.raw, t.sectors);
     }
 

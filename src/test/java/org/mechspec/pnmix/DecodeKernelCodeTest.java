@@ -36,7 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
 class DecodeKernelCodeTest {
     static final List<String> CHUNK_KERNELS = List.of("packed_decode_chunk_f64", "packed_decode_chunk_f32", "fp16_decode_chunk_f64",
             "fp16_decode_chunk_f32");
-    static final List<String> COMBINE_KERNELS = List.of("decode_combine_f64", "decode_combine_f32");
     /** Registers a thread may use for {@link CudaSplitKDecode#BLOCKS_PER_SM} blocks of {@link CudaSplitKDecode#THREADS}. */
     static final int MAX_REGISTERS = 65536 / (CudaSplitKDecode.BLOCKS_PER_SM * CudaSplitKDecode.THREADS);
     /** An H100/H200 SM's shared memory, and what the driver reserves per block. */
@@ -97,7 +96,7 @@ class DecodeKernelCodeTest {
 
     @Test
     void noLocalMemoryStackFrameOrSpills() {
-        for (String k : concat(CHUNK_KERNELS, COMBINE_KERNELS)) {
+        for (String k : CHUNK_KERNELS) {
             Resources r = resources.get(k);
             assertThat(r).as("%s: ptxas report", k).isNotNull();
             assertThat(r.stackFrame() + r.spillStores() + r.spillLoads()).as("%s: stack frame and spill bytes (%s)", k, r).isZero();

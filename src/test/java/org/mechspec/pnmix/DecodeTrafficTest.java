@@ -25,21 +25,22 @@ class DecodeTrafficTest {
         // Raw: sink k, v and residual k, v 4 × 16; key codes 8 × 16 (each channel's 1-byte stream padded to 16 bytes
         // in the device copy, read as one 16-byte word: CudaCacheCopy#paddedKeyOffsets), key scales/zeros, bits,
         // offsets 3 × 32; value codes 8, value scales/zeros 32; dims 44; query 32; partials m, l, acc 16 + 16 + 64
-        // written and read; output 32.
-        assertThat(t.rawBytes()).isEqualTo(64 + 128 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32);
+        // written and read; output 32; 2 KV heads' 4-byte counters, read and written.
+        assertThat(t.rawBytes()).isEqualTo(64 + 128 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32 + 2 * 8);
         // Sectors: one for each buffer of at most 32 bytes (11 of them: 4 fp16, 5 group buffers, query, output), four
-        // for the key codes (128 bytes), two for the dims (44 bytes), m and l one each and acc two, twice:
-        // 11 + 4 + 2 + 2 × 4 = 25 sectors of 32 bytes.
-        assertThat(t.sectorBytes()).isEqualTo(25 * 32);
+        // for the key codes (128 bytes), two for the dims (44 bytes), m and l one each and acc two, and the counters'
+        // one, twice: 11 + 4 + 2 + 2 × 5 = 27 sectors of 32 bytes.
+        assertThat(t.sectorBytes()).isEqualTo(27 * 32);
     }
 
     @Test
     void anFp16CacheIsTwoBuffersOfRows() {
         // 1 KV head × 16 dims, 3 tokens: 96 bytes of keys and of values, 3 sectors each; fp64, 1 query head, 1 chunk:
-        // query 128 bytes (4 sectors), m and l 8 bytes (1 sector each), acc 128 (4), both ways; output 4 sectors.
+        // query 128 bytes (4 sectors), m and l 8 bytes (1 sector each), acc 128 (4), the 4-byte counter (1), both
+        // ways; output 4 sectors.
         PackedKvCache cache = PackedKvCache.fp16(1, 16, 3, new byte[96], new byte[96]);
         DecodeTraffic t = DecodeTraffic.of(cache, 1, 1, 8);
-        assertThat(t.rawBytes()).isEqualTo(2 * 96 + 128 + 2 * (8 + 8 + 128) + 128);
-        assertThat(t.sectorBytes()).isEqualTo(32L * (3 + 3 + 4 + 2 * (1 + 1 + 4) + 4));
+        assertThat(t.rawBytes()).isEqualTo(2 * 96 + 128 + 2 * (8 + 8 + 128 + 4) + 128);
+        assertThat(t.sectorBytes()).isEqualTo(32L * (3 + 3 + 4 + 2 * (1 + 1 + 4 + 1) + 4));
     }
 }

@@ -601,9 +601,9 @@ class PnMixContracts {
                 worst64 = larger(worst64, v64);
                 worst32 = larger(worst32, v32);
             }
-            // The packed cache again with another query: an implementation that answers from an output it kept for
-            // the cache (state reused across calls) is wrong here.
-            FlashRule.Verdict again = PnMixKernelChecks.decodeFp64(device, c.packed(), c.withSecondQuery());
+            // The packed cache again with another query, right after the first: an implementation that answers from
+            // an output it kept for the cache, or whose kernel leaves state behind (the split-K counters), is wrong here.
+            FlashRule.Verdict again = PnMixKernelChecks.decodeFp64AfterAnother(device, c.packed(), c, c.withSecondQuery());
             all.put(c.name() + " packed fp64, a second query", again);
             worst64 = larger(worst64, again);
         }

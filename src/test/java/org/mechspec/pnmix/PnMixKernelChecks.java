@@ -373,6 +373,24 @@ public final class PnMixKernelChecks {
         return FlashRule.judge(out, oracle, oracle, FlashRule.FP64_UNIT_ROUNDOFF, c.chain());
     }
 
+    /**
+     * {@code second}'s query decoded right after {@code first}'s over the same cache, judged as {@link #decodeFp64}: on
+     * CUDA both through one launch setup (one {@link CudaSplitKDecode}), so state a call leaves on the device, or an
+     * output kept from the first call, shows here.
+     */
+    public static FlashRule.Verdict decodeFp64AfterAnother(PackedCacheOps device, PackedKvCache cache, DecodeCase first,
+                                                           DecodeCase second) {
+        double[] oracle = new CpuPackedCacheOps().decode(second.reference(cache), second.q(), second.queryHeads());
+        double[] out;
+        if (device instanceof CudaPackedCacheOps cuda) {
+            out = cuda.decodeEach(cache, new double[][] {first.q(), second.q()}, second.queryHeads(), second.chunkKeys())[1];
+        } else {
+            device.decode(cache, first.q(), first.queryHeads());
+            out = device.decode(cache, second.q(), second.queryHeads());
+        }
+        return FlashRule.judge(out, oracle, oracle, FlashRule.FP64_UNIT_ROUNDOFF, second.chain());
+    }
+
     /** Split-K decode in fp32: the FlashAttention rule with the CPU fp32 twin as the naive reference. */
     public static FlashRule.Verdict decodeFp32(PackedCacheOps device, PackedKvCache cache, DecodeCase c) {
         CpuPackedCacheOps cpu = new CpuPackedCacheOps();

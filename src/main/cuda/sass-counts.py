@@ -1,0 +1,597 @@
+#!/usr/bin/env python3
+"""Counts the SASS instructions of the split-K decode kernels (pnmix_decode.cu) per loop, for the decode model.
+
+Writes fixtures/sass/pnmix_decode.sm_90.json, which DecodeIssueModel (src/test/java/org/mechspec/pnmix) reads; the
+tests there fail when pnmix_decode.cu's SHA-256 differs from the one recorded here. Run from the repository root:
+
+    NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py      (or --nvdisasm PATH)
+
+Needs nvcc (compiles for sm_90 with the bundle's flags: -std=c++17 -lineinfo, nvcc's default -O3) and nvdisasm.
+A CUDA toolkit's nvdisasm works. Without one: Debian bookworm's non-free package nvidia-cuda-toolkit (11.8) ships
+/usr/bin/nvdisasm; `apt-get download nvidia-cuda-toolkit` and `dpkg-deb -x` it into a scratch folder (outside
+the repository). nvdisasm 11.8 predates the sm_90 cubin header nvcc 12/13 writes, so this script disassembles a
+copy with the header patched (ELF OSABI 51, ABI version 7, e_flags 0x5a055a); the instructions are untouched. A few
+opcodes newer than 11.8 (VIADD, VIMNMX, VIADDMNMX: integer adds and min/max) print as blanks; they are named here
+from the opcode field of their encoding (UNKNOWN_OPCODES).
+
+What is counted. Per kernel, and apart per function not inlined (merge_if_last, the division slow paths: they sit
+in their caller's section, reported as "kernel:function"), the control-flow graph of the disassembly: basic blocks, dominators, natural loops
+(a back edge is a branch to a block that dominates it). Per loop, the instructions of its body less those of nested
+loops ("own"), and less two kinds of block (line_sets): cold, code reached only through BRA.DIV (the fallback when
+a warp is diverged at a shuffle; the kernels shuffle in converged code) or only on paths the bench configuration
+never takes (packed values one code a channel; fp16 rows read 2 bytes at a time); and rare, the online softmax's
+rescale side (a key whose score beats the running max). What stays counts once per iteration: both sides of any
+other branch inside a loop count (a warp whose lanes disagree issues both), so "own" is an upper bound on one
+iteration's issued warp instructions, by at most its "conditional" part (blocks that do not dominate the back edge).
+
+Which loop is which: a SASS loop is named by the source line its back edge's branch comes from (SOURCE_LOOPS, found
+by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
+at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
+  packed_decode_chunk, in a quantized group's 32-key window (group_window):
+    "group_window for c" (one channel a lane, SLICE = 4 tokens; a warp covers 32 channels, so d/32 iterations score
+      4 keys), nested in "group_window for sb" (one slice of 4 keys: clears, metadata, reduce_scatter, scores);
+    "group_window for i0" (values: VALUE_KEYS keys a team, P teams: 16 keys at d = 128; at d = 32 the 32-key window
+      leaves the unrolled body after 4 of its 8 keys a team, so 32 keys for half the body);
+    the window loop "decode_chunk for j0" itself (segment bookkeeping) once per 32 keys, not counted per key.
+  fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration), with "team_sum" (log2 R iterations for each
+    of the 4 held heads) nested in it.
+  merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
+    head's chunks; one warp a query head): "merge for j" (a chunk of one query head: its weight by one shuffle and
+    CPL = 8 channels a lane, d <= 256; ptxas unrolls it, so chunks per iteration = its SHFL count), "merge max for k"
+    and "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks).
+per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these.
+"""
+import argparse
+import hashlib
+import json
+import os
+import re
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+SOURCE = "src/main/cuda/pnmix_decode.cu"
+OUTPUT = "fixtures/sass/pnmix_decode.sm_90.json"
+NVCC_FLAGS = ["-std=c++17", "-lineinfo", "-arch=sm_90", "-cubin"]
+
+# Opcode fields (the low 12 bits of an instruction's first word) nvdisasm 11.8 prints blank, by their sm_90 names.
+UNKNOWN_OPCODES = {0x836: "VIADD", 0xc36: "VIADD", 0x848: "VIMNMX", 0x248: "VIMNMX", 0xc48: "VIMNMX",
+                   0x246: "VIADDMNMX", 0x446: "VIADDMNMX", 0xe46: "VIADDMNMX", 0x846: "VIADDMNMX"}
+
+# Source lines are found by their text (so an edit above them moves nothing here): each entry is a line of
+# pnmix_decode.cu or packed_cache.cuh that starts a stretch, and the text of the stretch's last line (None: that line
+# alone), or a count of lines.
+def lines_of(text, first, last):
+    """1-based line numbers from the line containing `first` through the next line containing `last` (or `last`
+    lines when it is a number)."""
+    lines = text.split("\n")
+    hits = [i for i, l in enumerate(lines) if first in l]
+    if len(hits) != 1:
+        raise SystemExit(f"{first!r}: {len(hits)} lines match; update sass-counts.py to the kernel")
+    i = hits[0]
+    if isinstance(last, int):
+        return set(range(i + 1, i + 1 + last))
+    j = next(k for k in range(i, len(lines)) if last in lines[k])
+    return set(range(i + 1, j + 2))
+
+
+def line_sets(decode, cache):
+    """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
+    Online::rescale/accumulate and their call; fp16 rows read 2 bytes at a time in fp16_slice). RARE: the online
+    softmax's rescale side (a key whose score exceeds the running max: a few keys a chunk once the max has settled,
+    about ln n of n keys for scores in random order), so not counted per key."""
+    cold = (lines_of(decode, "__device__ __forceinline__ void rescale(", "// Merges the state")
+            | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
+            | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
+            | lines_of(decode, "if (valid && !a.wordPath) {", 4))
+    rare = set()
+    for i, l in enumerate(decode.split("\n")):
+        if "if (s[h] > m[h]) {" in l:
+            rare |= {i + 2, i + 3}
+    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
+            {"pnmix_decode.cu": rare})
+
+
+# The source loops: the text of the loop's first line in pnmix_decode.cu (a natural loop of the SASS is named by the
+# line its back edge's branch comes from).
+SOURCE_LOOPS = {
+    "team_sum": "for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync",
+    "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
+    "group_window for sb": "for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {",
+    "group_window for c": "for (int c = a.lane; c < d; c += 32) {",
+    "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
+    "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
+    "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
+    "decode_chunk query to shared": "for (int i = threadIdx.x; i < hb * d; i += blockDim.x) sQ[i]",
+    "decode_chunk for j0": "for (int j0 = wfrom, n; j0 < wto; j0 += n) {",
+    "decode_chunk while seg": "while (j0 >= seg.end) seg = R.next(seg);",
+    "decode_chunk team merge": "for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, hb);",
+    "decode_chunk warp merge for h": "for (int h = 0; h < hb; h++) {",
+    "decode_chunk write acc for c": "for (int c = threadIdx.x; c < d; c += blockDim.x) {",
+    "merge max for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        M =",
+    "merge max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
+    "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
+    "merge sum shuffles": "for (int o = 16; o > 0; o >>= 1) denom +=",
+    "merge for c0": "for (int c0 = 0; c0 < d; c0 += 32 * CPL) {",
+    "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
+    "merge for j": "for (int j = 0; j < n; j++) {",
+    "merge_if_last for h": "for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {",
+    "value_codes for k (cold)": "for (int k = 0; k < VEC; k++) {\n            if (VEC * a.r + k < d) {",
+}
+
+
+def source_loop_lines(decode):
+    """line number -> source loop name."""
+    out = {}
+    for name, text in SOURCE_LOOPS.items():
+        first = text.split("\n")[0]
+        hits = [i + 1 for i, l in enumerate(decode.split("\n")) if first in l]
+        if "\n" in text:
+            hits = [h for h in hits if text in "\n".join(decode.split("\n")[h - 1:h + text.count("\n")])]
+        if len(hits) != 1:
+            raise SystemExit(f"source loop {name!r}: {len(hits)} lines match; update sass-counts.py to the kernel")
+        out[hits[0]] = name
+    return out
+
+
+CLASSES = ["fp32_fma_mul_add", "fp64", "half", "mufu", "shfl", "integer_logic", "convert", "load_global",
+           "load_shared", "store", "predicate_select_move", "branch_sync", "other"]
+
+
+def op_class(name):
+    """The class of an instruction by its mnemonic (modifiers dropped)."""
+    base = name.split(".")[0]
+    if base in ("FFMA", "FMUL", "FADD", "FMNMX", "FSETP", "FSET", "FCHK", "FSWZADD"):
+        return "fp32_fma_mul_add" if base in ("FFMA", "FMUL", "FADD") else "predicate_select_move" if base == "FSETP" else "other"
+    if base in ("DFMA", "DMUL", "DADD", "DSETP", "DMNMX"):
+        return "fp64"
+    if base in ("HFMA2", "HADD2", "HMUL2", "HSETP2", "HMNMX2"):
+        # HFMA2.MMA with zero operands and HADD2.F32 are how ptxas moves a constant and widens an fp16.
+        if name.startswith("HADD2.F32"):
+            return "convert"
+        if name.startswith("HFMA2.MMA"):
+            return "predicate_select_move"
+        return "half"
+    if base == "MUFU":
+        return "mufu"
+    if base == "SHFL":
+        return "shfl"
+    if base in ("LOP3", "LOP", "SHF", "SHL", "SHR", "IMAD", "IADD3", "IADD", "LEA", "IMNMX", "VIADD", "VIMNMX",
+                "VIADDMNMX", "ISETP", "IABS", "POPC", "FLO", "BREV", "PRMT", "BMSK", "IDP", "IMUL", "UIADD3", "ULOP3",
+                "USHF", "UIMAD", "ULEA", "UISETP", "UPRMT", "UFLO", "UPOPC", "UMOV", "USEL"):
+        return "integer_logic"
+    if base in ("I2F", "F2I", "F2F", "I2FP", "F2IP", "FRND", "I2I", "F2FP"):
+        return "convert"
+    if base in ("LDG", "LD", "LDC", "ULDC", "LDL"):
+        return "load_global" if base in ("LDG", "LD", "LDL") else "other"
+    if base in ("LDS", "LDSM"):
+        return "load_shared"
+    if base in ("STG", "STS", "ST", "STL", "RED", "ATOM", "ATOMS", "ATOMG"):
+        return "store"
+    if base in ("SEL", "FSEL", "MOV", "CS2R", "S2R", "S2UR", "R2P", "P2R", "PLOP3", "VOTE", "VOTEU", "R2UR", "CS2UR"):
+        return "predicate_select_move"
+    if base in ("BRA", "BSSY", "BSYNC", "WARPSYNC", "EXIT", "RET", "CALL", "BAR", "NOP", "BREAK", "BPT", "YIELD",
+                "JMP", "BRX", "JMX"):
+        return "branch_sync"
+    return "other"
+
+
+def compile_cubin(nvcc, source, out):
+    subprocess.run([nvcc] + NVCC_FLAGS + ["-o", out, source], check=True)
+
+
+def patch_header(cubin, out):
+    """A copy nvdisasm 11.8 reads: OSABI, ABI version and e_flags of the CUDA 11 sm_90 header."""
+    b = bytearray(open(cubin, "rb").read())
+    assert b[:4] == b"\x7fELF", "not an ELF cubin"
+    b[7] = 51
+    b[8] = 7
+    struct.pack_into("<I", b, 0x30, 0x5a055a)
+    open(out, "wb").write(b)
+
+
+HEX = re.compile(r"/\* (0x[0-9a-f]{16}) \*/\s*$")
+
+
+def disassemble(nvdisasm, cubin):
+    """Per function, its instructions in order: address, mnemonic text, encoding, source file and line."""
+    text = subprocess.run([nvdisasm, "-c", "-g", "-hex", cubin], check=True, capture_output=True, text=True).stdout
+    funcs = {}
+    cur = None
+    kernel = None
+    section_instructions = 0   # a function not inlined sits in its caller's section, after the kernel's code
+    local_functions = set()
+    pending = None
+    where = (None, None)
+    for line in text.split("\n"):
+        m = re.match(r"\.text\.(\w+):", line)
+        if m:
+            cur = kernel = m.group(1)
+            funcs[cur] = []
+            section_instructions = 0
+            pending = None
+            where = (None, None)
+            continue
+        if cur is None:
+            continue
+        m = re.match(r"\s*\.type\s+(\S+),@function", line)
+        if m:
+            local_functions.add(m.group(1))
+            continue
+        m = re.match(r"(\S+):\s*$", line)
+        if m and m.group(1) in local_functions and m.group(1).startswith("$"):
+            # "$kernel$name": a function of its own, reached by CALL, reported as "kernel:name"
+            cur = kernel + ":" + m.group(1).rsplit("$", 1)[-1]
+            funcs[cur] = []
+            funcs[cur + " base"] = section_instructions
+            continue
+        m = re.match(r'\s*//## File "(.*)", line (\d+)', line)
+        if m:
+            where = (os.path.basename(m.group(1)), int(m.group(2)))
+            continue
+        m = HEX.search(line)
+        if not m:
+            continue
+        if pending is None:   # an instruction is two 64-bit words, the first on the line with its text
+            pending = (line[:m.start()].strip(), int(m.group(1), 16))
+            continue
+        shown, lo = pending
+        pending = None
+        address = (funcs.get(cur + " base", 0) + len(funcs[cur])) * 16
+        section_instructions += 1
+        mm = re.match(r"/\*([0-9a-f]+)\*/\s+(.*?)\s*;?\s*$", shown)
+        if mm:
+            assert int(mm.group(1), 16) == address, (cur, shown)
+            txt = mm.group(2)
+        else:
+            op = lo & 0xfff
+            if op not in UNKNOWN_OPCODES:
+                raise SystemExit(f"{cur}: opcode {op:#x} at {address:#x} unknown to this nvdisasm and to UNKNOWN_OPCODES")
+            txt = UNKNOWN_OPCODES[op] + " (named from its opcode field)"
+        pred = re.match(r"(@!?U?P[T0-9])\s+(.*)", txt)
+        body = pred.group(2) if pred else txt
+        funcs[cur].append(dict(a=address, txt=txt, name=body.split()[0], pred=bool(pred) and pred.group(1) not in ("@PT",),
+                               lo=lo, file=where[0], line=where[1]))
+    return {k: v for k, v in funcs.items() if not k.endswith(" base")}, text
+
+
+def branch_target(ins):
+    """A relative branch's target: the signed word offset is split over bits 16-23 and 34-63 of the first word."""
+    lo = ins["lo"]
+    v = ((lo >> 34) << 8) | ((lo >> 16) & 0xff)
+    v &= (1 << 38) - 1
+    if v >> 37:
+        v -= 1 << 38
+    return ins["a"] + 16 + 4 * v
+
+
+def cfg(ins):
+    """Basic blocks (start index, end index exclusive) and their successors, by instruction index."""
+    n = len(ins)
+    by_addr = {x["a"]: i for i, x in enumerate(ins)}
+    leaders = {0}
+    for i, x in enumerate(ins):
+        nm = x["name"]
+        if nm.startswith("BRA") or nm.startswith("EXIT") or nm.startswith("RET") or nm.startswith("BRX") or nm.startswith("JMX"):
+            if i + 1 < n:
+                leaders.add(i + 1)
+            if nm.startswith("BRA"):
+                t = branch_target(x)
+                assert t in by_addr, (x, hex(t))
+                leaders.add(by_addr[t])
+    starts = sorted(leaders)
+    blocks = [(s, starts[k + 1] if k + 1 < len(starts) else n) for k, s in enumerate(starts)]
+    block_of = {s: k for k, (s, e) in enumerate(blocks)}
+    succ = []
+    div_targets = set()
+    for k, (s, e) in enumerate(blocks):
+        last = ins[e - 1]
+        nm = last["name"]
+        out = []
+        falls = True
+        if nm.startswith("BRA"):
+            t = block_of[by_addr[branch_target(last)]]
+            out.append(t)
+            if nm.startswith("BRA.DIV"):
+                div_targets.add(t)
+            elif not last["pred"]:
+                falls = False
+        elif nm.startswith(("EXIT", "RET", "BRX", "JMX")) and not last["pred"]:
+            falls = False
+        if falls and e < n:
+            out.append(block_of[e])
+        succ.append(out)
+    return blocks, succ, div_targets
+
+
+def dominators(nb, succ):
+    preds = [[] for _ in range(nb)]
+    for u in range(nb):
+        for v in succ[u]:
+            preds[v].append(u)
+    # reverse post-order from block 0
+    order, seen, stack = [], [False] * nb, [(0, 0)]
+    seen[0] = True
+    while stack:
+        u, k = stack.pop()
+        if k < len(succ[u]):
+            stack.append((u, k + 1))
+            v = succ[u][k]
+            if not seen[v]:
+                seen[v] = True
+                stack.append((v, 0))
+        else:
+            order.append(u)
+    rpo = order[::-1]
+    index = {u: i for i, u in enumerate(rpo)}
+    idom = {0: 0}
+
+    def intersect(a, b):
+        while a != b:
+            while index[a] > index[b]:
+                a = idom[a]
+            while index[b] > index[a]:
+                b = idom[b]
+        return a
+
+    changed = True
+    while changed:
+        changed = False
+        for u in rpo[1:]:
+            ps = [p for p in preds[u] if p in idom]
+            if not ps:
+                continue
+            new = ps[0]
+            for p in ps[1:]:
+                new = intersect(p, new)
+            if idom.get(u) != new:
+                idom[u] = new
+                changed = True
+    return idom, preds
+
+
+def dominates(idom, a, b):
+    while True:
+        if a == b:
+            return True
+        if b == 0 or b not in idom:
+            return False
+        b = idom[b]
+
+
+def analyse(ins, cold_lines, rare_lines):
+    blocks, succ, div_targets = cfg(ins)
+    nb = len(blocks)
+    idom, preds = dominators(nb, succ)
+    reachable = set(idom)
+    # Cold blocks: dominated by a BRA.DIV target, or by a block mostly from cold lines; rare: by one mostly from
+    # rare lines (line_sets).
+    def dominated_by(marked_lines, extra=()):
+        seeds = set(extra)
+        for k, (s, e) in enumerate(blocks):
+            lines = [(x["file"], x["line"]) for x in ins[s:e]]
+            hits = sum(1 for f, l in lines if l in marked_lines.get(f, ()))
+            if hits * 2 > len(lines):
+                seeds.add(k)
+        seeds &= reachable
+        return {k for k in reachable if any(dominates(idom, sd, k) for sd in seeds)}
+
+    cold = dominated_by(cold_lines, div_targets)
+    rare = dominated_by(rare_lines) - cold
+    # Natural loops, merged by header.
+    loops = {}
+    for u in reachable:
+        for h in succ[u]:
+            if h in reachable and dominates(idom, h, u):
+                body = loops.setdefault(h, {"header": h, "latches": [], "blocks": {h}})
+                body["latches"].append(u)
+                work = [u]
+                while work:
+                    x = work.pop()
+                    if x not in body["blocks"]:
+                        body["blocks"].add(x)
+                        work.extend(p for p in preds[x] if p in reachable)
+    result = []
+    for h, lp in loops.items():
+        # The source loop: the pnmix_decode.cu line of the hot latch's branch (or of its block's last such line).
+        hot_latches = [u for u in lp["latches"] if u not in cold] or lp["latches"]
+        latch = max(hot_latches, key=lambda u: blocks[u][0])
+        s, e = blocks[latch]
+        src = None
+        for x in reversed(ins[s:e]):
+            if x["file"] == "pnmix_decode.cu":
+                src = x["line"]
+                break
+        lp["source_line"] = src
+        lp["latch"] = latch
+        result.append(lp)
+    # nesting: a loop's parent is the smallest loop that strictly contains its header
+    for lp in result:
+        parents = [q for q in result if q is not lp and lp["header"] in q["blocks"] and lp["blocks"] < q["blocks"]]
+        lp["parent"] = min(parents, key=lambda q: len(q["blocks"])) if parents else None
+    for lp in result:
+        nested = set()
+        for q in result:
+            if q["parent"] is lp:
+                nested |= q["blocks"]
+        lp["own_blocks"] = [k for k in lp["blocks"] if k not in nested and k not in cold and k not in rare]
+        lp["rare_blocks"] = [k for k in lp["blocks"] if k not in nested and k in rare]
+        # every iteration runs the blocks that dominate the latch; the rest of own is conditional
+        lp["always_blocks"] = [k for k in lp["own_blocks"] if dominates(idom, k, lp["latch"])]
+    return blocks, cold, rare, result
+
+
+def census(ins, blocks, ks):
+    c = {name: 0 for name in CLASSES}
+    for k in ks:
+        s, e = blocks[k]
+        for x in ins[s:e]:
+            c[op_class(x["name"])] += 1
+    c["total"] = sum(c[name] for name in CLASSES)
+    return c
+
+
+def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
+    blocks, cold, rare, loops = analyse(ins, cold_lines, rare_lines)
+    size = lambda ks: sum(blocks[k][1] - blocks[k][0] for k in ks)
+    hot = [k for k in range(len(blocks)) if k not in cold and k not in rare]
+    in_loops = set().union(*[lp["blocks"] for lp in loops]) if loops else set()
+    out = {"instructions": len(ins), "hot_instructions": size(hot), "cold_instructions": size(cold),
+           "rare_instructions": size(rare), "outside_loops": size(k for k in hot if k not in in_loops), "loops": []}
+    for lp in sorted(loops, key=lambda q: ins[blocks[q["header"]][0]]["a"]):
+        c = census(ins, blocks, lp["own_blocks"])
+        parent = lp["parent"]
+        out["loops"].append({
+            "header": "%#x" % ins[blocks[lp["header"]][0]]["a"],
+            "latch": "%#x" % ins[blocks[lp["latch"]][1] - 1]["a"],
+            "parent": None if parent is None else "%#x" % ins[blocks[parent["header"]][0]]["a"],
+            "source_line": lp["source_line"],
+            "source_loop": loop_names.get(lp["source_line"], "unmapped"),
+            "own": c,
+            "conditional": c["total"] - size(lp["always_blocks"]),
+            "rare": size(lp["rare_blocks"]),
+        })
+    return out
+
+
+def find_loop(report, name):
+    found = [lp for lp in report["loops"] if lp["source_loop"] == name]
+    if not found:
+        raise SystemExit(f"no SASS loop for {name!r}: the kernel changed; update sass-counts.py")
+    return found[0]
+
+
+def add(*parts):
+    """Σ weight·census over (weight, census) pairs, per class."""
+    out = {name: 0.0 for name in CLASSES + ["total"]}
+    for w, c in parts:
+        for name in out:
+            out[name] += w * c[name]
+    return {k: round(v, 2) for k, v in out.items()}
+
+
+def per_key(reports):
+    """Warp instructions issued per (key, KV head) in full 32-key windows of quantized groups (packed) or of rows
+    (fp16), per block once, and the merge's per (chunk, query head) and per query head, from the loops' own counts
+    and the source's trip counts (the module docstring)."""
+    result = {}
+    for t in ("f32", "f64"):
+        hb = 4 if t == "f32" else 1
+        vk = 8 if t == "f32" else 4
+        packed = reports["packed_decode_chunk_" + t]
+        fp16 = reports["fp16_decode_chunk_" + t]
+        channel = find_loop(packed, "group_window for c")["own"]
+        sl = find_loop(packed, "group_window for sb")["own"]
+        values = find_loop(packed, "group_window for i0")["own"]
+        window_packed = find_loop(packed, "decode_chunk for j0")["own"]
+        rows = find_loop(fp16, "rows_window for i")["own"]
+        team = find_loop(fp16, "team_sum")["own"]
+        window_fp16 = find_loop(fp16, "decode_chunk for j0")["own"]
+        n = 32   # keys a full window
+        for shape, d, gq in (("layer-32q-8kv-128d", 128, 4), ("pn-mix-8q-2kv-32d", 32, 4)):
+            r = 1
+            while 8 * r < d and r < 32:
+                r *= 2
+            p = 32 // r
+            log2r = r.bit_length() - 1
+            passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
+            value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
+            key_part = add((passes * (d // 32) / 4, channel), (passes / 4, sl))
+            value_part = add((passes * value_iterations / n, values))
+            result[f"packed_{t}_{shape}"] = {
+                "per_iteration": {"group_window for c": f"4 keys per {d // 32} iterations",
+                                  "group_window for sb": "4 keys",
+                                  "group_window for i0": f"{vk} x {p} = {vk * p} keys" + (
+                                      "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
+                                  "decode_chunk for j0": "32 keys"},
+                "passes": passes,
+                "key_phase": key_part, "value_phase": value_part, "window": add((passes / n, window_packed)),
+                "per_key_kv_head": add((1, key_part), (1, value_part), (passes / n, window_packed)),
+            }
+            result[f"fp16_{t}_{shape}"] = {
+                "per_iteration": {"rows_window for i": f"P = {p} keys",
+                                  "team_sum": f"log2 R = {log2r} iterations for each of {hb} heads",
+                                  "decode_chunk for j0": "32 keys"},
+                "passes": passes,
+                "per_key_kv_head": add((passes / p, rows), (passes * hb * log2r / p, team), (passes / n, window_fp16)),
+            }
+        # merge_if_last<float> / <double>, by their mangled names
+        comb = reports[next(n for n in reports if n.startswith("packed_decode_chunk_" + t + ":_Z13merge_if_last"))]
+        result[f"merge_{t}"] = {
+            "note": "per query head (one warp of the merging block; a warp takes heads w, w + 4, ...), d <= 256: "
+                    "outside_loops once per block, for c0 once, for k0 and the max and denominator loops once per 32 "
+                    "chunks, for j once per chunks_per_j_iteration chunks",
+            "outside_loops": comb["outside_loops"],
+            "per_256_channels": find_loop(comb, "merge for c0")["own"]["total"],
+            "per_32_chunks": find_loop(comb, "merge for k0")["own"]["total"]
+                             + find_loop(comb, "merge max for k")["own"]["total"]
+                             + find_loop(comb, "merge denominator for k")["own"]["total"],
+            # ptxas unrolls for j: one __shfl_sync (the chunk's weight; two SHFL for a double) per chunk
+            "chunks_per_j_iteration": find_loop(comb, "merge for j")["own"]["shfl"] // (2 if t == "f64" else 1),
+            "per_j_iteration": find_loop(comb, "merge for j")["own"]["total"],
+        }
+        for name in ("packed", "fp16"):
+            k = reports[f"{name}_decode_chunk_{t}"]
+            per_key_loops = {"group_window for c", "group_window for sb", "group_window for i0", "team_sum",
+                             "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
+            counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
+            result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
+    return result
+
+
+def tool_version(cmd):
+    out = subprocess.run([cmd, "--version"], capture_output=True, text=True).stdout
+    return [l for l in out.splitlines() if "release" in l or "Build" in l or "V1" in l][-1].strip()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--nvdisasm", default=os.environ.get("NVDISASM") or shutil.which("nvdisasm"))
+    ap.add_argument("--nvcc", default=os.environ.get("NVCC") or shutil.which("nvcc"))
+    ap.add_argument("--out", default=OUTPUT)
+    ap.add_argument("--listing", help="also keep the disassembly here")
+    args = ap.parse_args()
+    if not args.nvdisasm or not args.nvcc:
+        raise SystemExit("needs nvcc and nvdisasm (--nvcc/--nvdisasm or NVCC/NVDISASM): see this script's docstring")
+    src = open(SOURCE, "rb").read()
+    with tempfile.TemporaryDirectory() as tmp:
+        cubin = os.path.join(tmp, "pnmix_decode.cubin")
+        compile_cubin(args.nvcc, SOURCE, cubin)
+        patched = os.path.join(tmp, "patched.cubin")
+        patch_header(cubin, patched)
+        funcs, listing = disassemble(args.nvdisasm, patched)
+    if args.listing:
+        open(args.listing, "w").write(listing)
+    decode = src.decode()
+    cold_lines, rare_lines = line_sets(decode, open(os.path.join(os.path.dirname(SOURCE), "packed_cache.cuh")).read())
+    loop_names = source_loop_lines(decode)
+    reports = {name: kernel_report(name, ins, cold_lines, rare_lines, loop_names) for name, ins in sorted(funcs.items())}
+    doc = {
+        "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",
+        "regenerate": "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py",
+        "source": SOURCE,
+        "source_sha256": hashlib.sha256(src).hexdigest(),
+        "nvcc": tool_version(args.nvcc),
+        "nvcc_flags": " ".join(NVCC_FLAGS),
+        "nvdisasm": tool_version(args.nvdisasm),
+        "counting": "own = a loop's instructions less nested loops' and less cold blocks (reached only via BRA.DIV "
+                    "or on paths the bench configuration never takes) and rare ones (the softmax's rescale side); both "
+                    "sides of any other in-loop branch count (conditional: how many of own are not on every "
+                    "iteration's path)",
+        "source_loops": {name: line for line, name in sorted(loop_names.items())},
+        "classes": CLASSES,
+        "per_key": per_key(reports),
+        "kernels": reports,
+    }
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(doc, f, indent=1, sort_keys=False)
+        f.write("\n")
+    for k, v in doc["per_key"].items():
+        print(k, v["per_key_kv_head"]["total"] if isinstance(v, dict) and "per_key_kv_head" in v else v)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,280 @@
+package org.mechspec.pnmix;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.offset;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Locale;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A MODEL, not a measurement: the split-K decode kernels (pnmix_decode.cu, fp32) on an H200 and an H100 SXM, for the
+ * bench's two shapes at 4k, 32k and 128k tokens. It prints the table in src/site/markdown/gpu.md ("Decode model")
+ * and fails when that table differs; {@code -Dmechspec.updateDocs=true} rewrites it in place:
+ * {@code mvn -B -o test -Dtest=DecodeIssueModelTest -Dmechspec.updateDocs=true}.
+ *
+ * <p>What it counts. Warp instructions, from the compiled SASS: {@code src/main/cuda/sass-counts.py} disassembles
+ * the kernels for sm_90 and writes {@code fixtures/sass/pnmix_decode.sm_90.json}, whose {@code per_key} section gives
+ * the warp instructions one (key, KV head) costs in each chunk kernel, what a block costs once, and the merge's
+ * counts (merge_if_last, run by the last block of each KV head). The fixture records pnmix_decode.cu's SHA-256; a test here fails when the kernel has changed
+ * since.
+ *
+ * <p>A call is one launch: max(issue time, memory time) + merge time + one launch gap:
+ * <ul>
+ *   <li>Issue time: an SM's {@value #SCHEDULERS} schedulers each issue at most one warp instruction a clock at
+ *       {@value #CLOCK_GHZ} GHz (boost). The busiest SM runs ⌈grid / SMs⌉ blocks (the host's split rule, from
+ *       {@link CudaSplitKDecode}), each block chunk × per-key + per-block instructions; with fewer blocks than SMs
+ *       the idle SMs do not help. Stalls (a scheduler with no ready warp) are not modelled, so this is a floor.</li>
+ *   <li>Memory time: the bytes of one call (cache, then the split-K partials written and read back) at the copy
+ *       rate: {@value #ASSUMED_COPY_EFFICIENCY} × the datasheet's HBM rate, an assumed copy rate, not measured
+ *       ({@code mechspec gpu-check} measures no device copy rate, and no GPU receipt is committed).</li>
+ *   <li>Merge: after every chunk block of a KV head, the last one merges the head's query heads, one warp a head
+ *       (⌈group / {@value #MERGE_WARPS}⌉ heads a warp, one after the other), the KV heads' merges in parallel; at
+ *       most one instruction a clock, plus {@value #ASSUMED_L2_LATENCY_CYCLES} cycles of L2 latency (assumed) for
+ *       the block's counter, per unrolled chunk iteration (its loads feed its multiply-adds) and for the max and the
+ *       denominator's loads. It is the tail of the launch: nothing overlaps it.</li>
+ *   <li>Launch gap: {@value #ASSUMED_LAUNCH_GAP_US} µs per kernel launch, one a call (assumed, not measured).</li>
+ * </ul>
+ */
+@Tag("pn-mix")
+class DecodeIssueModelTest {
+    static final Path KERNEL = Path.of("src/main/cuda/pnmix_decode.cu");
+    static final Path FIXTURE = Path.of("fixtures/sass/pnmix_decode.sm_90.json");
+    static final Path DOC = Path.of("src/site/markdown/gpu.md");
+    static final String REGENERATE = "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py";
+    static final String BEGIN = "<!-- decode-model-table: begin (DecodeIssueModelTest; -Dmechspec.updateDocs=true rewrites) -->";
+    static final String END = "<!-- decode-model-table: end -->";
+
+    static final int SCHEDULERS = 4;
+    static final double CLOCK_GHZ = 1.98;
+    static final double ASSUMED_COPY_EFFICIENCY = 0.90;
+    static final double ASSUMED_L2_LATENCY_CYCLES = 260;
+    static final double ASSUMED_LAUNCH_GAP_US = 2.0;
+    /** Warps of the merging block: CudaSplitKDecode.WARPS. */
+    static final int MERGE_WARPS = CudaSplitKDecode.WARPS;
+    /** Tokens kept in fp16 at the start, tokens a quantized group (the bench's pinned policy, PnMixConfig). */
+    static final int SINK = 32;
+    static final int GROUP = 128;
+    /** A channel's bit width and stream offset (4-byte ints) and fp16 scale/zero, per group. */
+    static final int KEY_METADATA_BYTES = 12;
+
+    record Gpu(String name, int sms, double datasheetBytesPerSecond) {
+    }
+
+    record Shape(String name, int queryHeads, int kvHeads, int headDim) {
+    }
+
+    static final List<Gpu> GPUS = List.of(new Gpu("H200", 132, 4.8e12), new Gpu("H100-SXM", 132, 3.35e12));
+    static final List<Shape> SHAPES = List.of(new Shape("layer-32q-8kv-128d", 32, 8, 128), new Shape("pn-mix-8q-2kv-32d", 8, 2, 32));
+    static final int[] TOKENS = {4096, 32768, 131072};
+
+    /** The fixture's counts for one chunk kernel and shape: per (key, KV head), and once per block. */
+    record KernelCounts(double perKey, double perBlock) {
+    }
+
+    /** The merge's counts per query head: outside its loops, per 256 channels, per 32 chunks, per j iteration. */
+    record MergeCounts(double outside, double per256Channels, double per32Chunks, int chunksPerIteration, double perIteration) {
+    }
+
+    record Row(String gpu, String shape, int tokens, String cache, int grid, double megabytes, double issueUs, double memoryUs,
+               double mergeLaunchUs, double modelledUs, String bound, double ratio) {
+    }
+
+    static JsonNode fixture() throws IOException {
+        return new ObjectMapper().readTree(FIXTURE.toFile());
+    }
+
+    static KernelCounts counts(JsonNode fixture, String cache, Shape s) {
+        JsonNode perKey = fixture.path("per_key");
+        return new KernelCounts(perKey.path(cache + "_f32_" + s.name()).path("per_key_kv_head").path("total").asDouble(),
+                perKey.path(cache + "_f32_per_block_once").asDouble());
+    }
+
+    static MergeCounts merge(JsonNode fixture) {
+        JsonNode c = fixture.path("per_key").path("merge_f32");
+        return new MergeCounts(c.path("outside_loops").asDouble(), c.path("per_256_channels").asDouble(),
+                c.path("per_32_chunks").asDouble(), c.path("chunks_per_j_iteration").asInt(), c.path("per_j_iteration").asDouble());
+    }
+
+    /** Bytes one call moves: the packed cache (or fp16 K and V), then the fp32 partials written and read back. */
+    static double bytes(String cache, Shape s, int tokens, int chunks) {
+        double channels = (double) s.kvHeads() * s.headDim();
+        double partials = 2.0 * s.queryHeads() * chunks * (s.headDim() + 2) * 4;
+        if (cache.equals("fp16")) {
+            return tokens * channels * 2 * 2 + partials;
+        }
+        int sink = Math.min(tokens, SINK);
+        int groups = Math.max(0, (tokens - sink) / GROUP);
+        int rows = tokens - groups * GROUP;   // sink and residual, fp16
+        int valueGroup = Math.min(128, s.headDim());
+        double keys = groups * channels * (GROUP * 2 / 8.0 + KEY_METADATA_BYTES);   // half 3-bit, half 1-bit channels
+        double values = groups * GROUP * (channels * 2 / 8.0 + channels / valueGroup * 4);   // 2-bit codes, fp16 scale/zero
+        return keys + values + rows * channels * 2 * 2 + partials;
+    }
+
+    static List<Row> model(JsonNode fixture) {
+        List<Row> rows = new ArrayList<>();
+        double clock = CLOCK_GHZ * 1e9;
+        MergeCounts c = merge(fixture);
+        for (Gpu g : GPUS) {
+            for (Shape s : SHAPES) {
+                int gq = s.queryHeads() / s.kvHeads();
+                int tile = CudaSplitKDecode.tileKeys(gq, s.headDim(), 4);
+                for (int tokens : TOKENS) {
+                    int chunk = CudaSplitKDecode.automaticChunk(tokens, s.kvHeads(), tile, g.sms());
+                    int chunks = (tokens + chunk - 1) / chunk;
+                    int grid = s.kvHeads() * chunks;
+                    int blocksOnBusiestSm = (grid + g.sms() - 1) / g.sms();
+                    int iterations = (chunks + c.chunksPerIteration() - 1) / c.chunksPerIteration();
+                    int headsPerWarp = (gq + MERGE_WARPS - 1) / MERGE_WARPS;
+                    double perHead = c.per256Channels() * ((s.headDim() + 255) / 256) + c.per32Chunks() * ((chunks + 31) / 32)
+                            + c.perIteration() * iterations;
+                    double mergeInstructions = c.outside() + headsPerWarp * perHead;
+                    double mergeLatencies = 1 + headsPerWarp * (iterations + 2);
+                    double mergeSeconds = (mergeInstructions + mergeLatencies * ASSUMED_L2_LATENCY_CYCLES) / clock;
+                    double mergeLaunch = mergeSeconds + ASSUMED_LAUNCH_GAP_US * 1e-6;
+                    double fp16Time = 0;
+                    for (String cache : List.of("fp16", "packed")) {
+                        KernelCounts k = counts(fixture, cache, s);
+                        double issue = blocksOnBusiestSm * (k.perKey() * chunk + k.perBlock()) / (SCHEDULERS * clock);
+                        double b = bytes(cache, s, tokens, chunks);
+                        double memory = b / (ASSUMED_COPY_EFFICIENCY * g.datasheetBytesPerSecond());
+                        double time = Math.max(issue, memory) + mergeLaunch;
+                        if (cache.equals("fp16")) {
+                            fp16Time = time;
+                        }
+                        double ratio = cache.equals("packed") ? time / fp16Time : Double.NaN;
+                        rows.add(new Row(g.name(), s.name(), tokens, cache, grid, b / 1e6, issue * 1e6, memory * 1e6,
+                                mergeLaunch * 1e6, time * 1e6, issue >= memory ? "issue" : "memory", ratio));
+                    }
+                }
+            }
+        }
+        return rows;
+    }
+
+    /** The markdown table the doc carries between BEGIN and END. */
+    static List<String> table(List<Row> rows, JsonNode fixture) {
+        List<String> out = new ArrayList<>();
+        String nvcc = fixture.path("nvcc").asText().replace("Build ", "");
+        out.add(String.format(Locale.ROOT, "MODELLED, not measured (DecodeIssueModelTest, fp32; SASS of nvcc %s, fixture %s): "
+                + "%d schedulers × 1 warp instruction a clock at %.2f GHz; copy rate %.0f%% of the datasheet (assumed copy rate, "
+                + "not measured); L2 latency %.0f cycles and %.1f µs a launch (assumed).", nvcc, FIXTURE, SCHEDULERS, CLOCK_GHZ,
+                100 * ASSUMED_COPY_EFFICIENCY, ASSUMED_L2_LATENCY_CYCLES, ASSUMED_LAUNCH_GAP_US));
+        out.add("");
+        out.add("| GPU | shape | tokens | cache | grid | MB a call | issue µs | memory µs | merge + launch µs | modelled µs | bound by | packed/fp16 |");
+        out.add("|---|---|---|---|---|---|---|---|---|---|---|---|");
+        for (Row r : rows) {
+            String ratio = Double.isNaN(r.ratio()) ? "" : String.format(Locale.ROOT, "%.2f", r.ratio());
+            out.add(String.format(Locale.ROOT, "| %s | %s | %dk | %s | %d | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %s |",
+                    r.gpu(), r.shape(), r.tokens() / 1024, r.cache(), r.grid(), r.megabytes(), r.issueUs(), r.memoryUs(),
+                    r.mergeLaunchUs(), r.modelledUs(), r.bound(), ratio));
+        }
+        return out;
+    }
+
+    /** Null when the fixture was made from this kernel source; else the one-line reason and the command. */
+    static String staleness(JsonNode fixture, byte[] kernel) throws NoSuchAlgorithmException {
+        String actual = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(kernel));
+        String recorded = fixture.path("source_sha256").asText();
+        return actual.equals(recorded) ? null : FIXTURE + " was counted from another " + KERNEL + " (SHA-256 " + recorded
+                + ", now " + actual + "): regenerate it with " + REGENERATE;
+    }
+
+    @Test
+    void theFixtureIsTheKernelsSass() throws Exception {
+        String stale = staleness(fixture(), Files.readAllBytes(KERNEL));
+        if (stale != null) {
+            fail(stale);
+        }
+    }
+
+    @Test
+    void aStaleFixtureFails() throws Exception {
+        ObjectNode edited = (ObjectNode) fixture().deepCopy();
+        edited.put("source_sha256", "0".repeat(64));
+        assertThat(staleness(edited, Files.readAllBytes(KERNEL))).contains("regenerate it with " + REGENERATE);
+        byte[] changed = (Files.readString(KERNEL) + "\n").getBytes(StandardCharsets.UTF_8);
+        assertThat(staleness(fixture(), changed)).isNotNull();
+    }
+
+    /** Doubling every count doubles every issue time, and moves the modelled time of every issue-bound row. */
+    @Test
+    void theIssueTimeFollowsTheCounts() throws Exception {
+        JsonNode fixture = fixture();
+        ObjectNode doubled = (ObjectNode) fixture.deepCopy();
+        ObjectNode perKey = (ObjectNode) doubled.path("per_key");
+        for (String cache : List.of("packed", "fp16")) {
+            perKey.put(cache + "_f32_per_block_once", 2 * perKey.path(cache + "_f32_per_block_once").asDouble());
+            for (Shape s : SHAPES) {
+                ObjectNode total = (ObjectNode) perKey.path(cache + "_f32_" + s.name()).path("per_key_kv_head");
+                total.put("total", 2 * total.path("total").asDouble());
+            }
+        }
+        List<Row> base = model(fixture);
+        List<Row> mutant = model(doubled);
+        for (int i = 0; i < base.size(); i++) {
+            Row a = base.get(i);
+            Row b = mutant.get(i);
+            assertThat(b.issueUs()).as("%s", a).isCloseTo(2 * a.issueUs(), offset(1e-9));
+            assertThat(b.memoryUs()).isEqualTo(a.memoryUs());
+            if (a.bound().equals("issue")) {
+                assertThat(b.modelledUs() - a.modelledUs()).as("%s", a).isCloseTo(a.issueUs(), offset(1e-9));
+            }
+        }
+        assertThat(base).anyMatch(r -> r.bound().equals("issue"));
+    }
+
+    /** The model's kernel constants are the kernel's: a change to pnmix_decode.cu's defines fails here first. */
+    @Test
+    void theModelsConstantsAreTheKernelsDefines() throws IOException {
+        String cu = Files.readString(KERNEL);
+        assertThat(cu).containsPattern("#define HEADS_F32 " + CudaSplitKDecode.headsHeld(4) + "\\b")
+                .containsPattern("#define WARPS " + CudaSplitKDecode.THREADS / 32 + "\\b")
+                .containsPattern("#define CPL 8\\b")
+                // what sass-counts.py's per-key arithmetic assumes (VALUE_KEYS keys a team, SLICE keys a slice)
+                .contains("#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 :")
+                .containsPattern("#define SLICE 4\\b");
+    }
+
+    /** gpu.md's table is this model's output; -Dmechspec.updateDocs=true writes it there. */
+    @Test
+    void theDocsTableIsTheModels() throws Exception {
+        JsonNode fixture = fixture();
+        List<Row> rows = model(fixture);
+        List<String> table = table(rows, fixture);
+        table.forEach(System.out::println);
+        assertThat(rows).hasSize(GPUS.size() * SHAPES.size() * TOKENS.length * 2)
+                .allSatisfy(r -> assertThat(r.modelledUs()).isPositive());
+        List<String> doc = Files.readAllLines(DOC);
+        int begin = doc.indexOf(BEGIN);
+        int end = doc.indexOf(END);
+        assertThat(begin).as("%s has the markers %s ... %s", DOC, BEGIN, END).isNotNegative();
+        assertThat(end).isGreaterThan(begin);
+        List<String> current = doc.subList(begin + 1, end);
+        if (Boolean.getBoolean("mechspec.updateDocs")) {
+            List<String> updated = new ArrayList<>(doc.subList(0, begin + 1));
+            updated.addAll(table);
+            updated.addAll(doc.subList(end, doc.size()));
+            Files.write(DOC, updated);
+            return;
+        }
+        if (!current.equals(table)) {
+            fail(DOC + "'s decode model table is not the model's: rerun with "
+                    + "mvn -B -o test -Dtest=DecodeIssueModelTest -Dmechspec.updateDocs=true");
+        }
+    }
+}
