@@ -110,6 +110,8 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
             positive("--tokens", n, 1);
         }
         Device device = Device.of(cuda);
+        // The copy rate first, on the same device in the same run: the yardstick every call's GB/s is read against.
+        DecodeBench.CopyRate copy = DecodeBench.copyRate(cuda, emulated ? 1 << 20 : 256L << 20, r, emulated ? 1 : 20);
 
         List<DecodeBench.Timing> timings = new ArrayList<>();
         for (DecodeBench.Shape shape : DecodeBench.SHAPES) {
@@ -117,7 +119,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
                 timings.addAll(DecodeBench.time(cuda, shape, n, w, r, l));
             }
         }
-        ObjectNode report = report(cuda, device, timings, w, r, l);
+        ObjectNode report = report(cuda, device, copy, timings, w, r, l);
         String name = emulated ? "cuda-emulated" : slug(cuda.device());
         try {
             OutputFolder.create(out);
@@ -126,7 +128,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         }
         Path file = out.resolve("bench." + name + ".json");
         AtomicFiles.write(file, new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(report) + "\n");
-        printTable(stdout, cuda, device, timings, emulated);
+        printTable(stdout, cuda, device, copy, timings, emulated);
         stdout.println("wrote " + file);
         return ExitCodes.OK;
     }
@@ -256,8 +258,8 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         }
     }
 
-    private static ObjectNode report(CudaBackend cuda, Device device, List<DecodeBench.Timing> timings, int warmup, int rounds,
-                                     int launches) {
+    private static ObjectNode report(CudaBackend cuda, Device device, DecodeBench.CopyRate copy, List<DecodeBench.Timing> timings,
+                                     int warmup, int rounds, int launches) {
         ObjectMapper json = new ObjectMapper();
         ObjectNode o = json.createObjectNode();
         o.put("bench", "mechspec split-K decode, packed vs fp16 cache");
@@ -282,10 +284,17 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         if (device.peakWithheld() != null) {
             dev.put("fraction_of_peak_withheld", device.peakWithheld());
         }
+        ObjectNode copyRate = dev.putObject("copy_rate");
+        copyRate.put("buffer_bytes", copy.bufferBytes());
+        copyRate.put("copies_per_round", copy.copies());
+        copyRate.put("rounds", copy.rounds());
+        putNumber(copyRate, "median_gb_s", copy.medianBytesPerSecond() / 1e9);
+        putNumber(copyRate, "max_gb_s", copy.maxBytesPerSecond() / 1e9);
         ObjectNode protocol = o.putObject("protocol");
         protocol.put("arithmetic", "fp32 (fp16 cache values, fp32 query)");
         protocol.put("timer", "CUDA events on the default stream around each batch of back-to-back calls (one launch a call: the chunk kernel, whose last block per KV head merges); ms per call = batch time / calls; median and least over the rounds");
-        protocol.put("host_enqueue", "the host's wall time to enqueue a batch (both launches of every call, arguments prepared once per cache), per call, median over the rounds; host_bound when it is at least half the device time per call, where the events may have timed the host feeding the stream rather than the kernels");
+        protocol.put("copy_rate", "device-to-device copies (cuMemcpyDtoDAsync) of a buffer of max(2 x L2, 256 MiB) bytes, back to back between CUDA events, before the decode timings in the same run; read plus written bytes per second, median and most over the rounds; fraction_of_copy_rate = a call's GB/s (sector bytes) / the median copy rate");
+        protocol.put("host_enqueue", "the host's wall time to enqueue a batch (the launch of every call, arguments prepared once per cache), per call, median over the rounds; host_bound when it is at least half the device time per call, where the events may have timed the host feeding the stream rather than the kernels");
         protocol.put("warmup_calls", warmup);
         protocol.put("rounds", rounds);
         protocol.put("calls_per_round", launches);
@@ -294,7 +303,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         protocol.put("splits", "chunk-kernel blocks = KV heads x chunks; chunks per KV head = ceil(" + CudaSplitKDecode.BLOCKS_PER_SM
                 + " x SMs / KV heads), each chunk a whole number of tiles and at least " + CudaSplitKDecode.MIN_TILES_PER_SPLIT
                 + " (so fewer, longer chunks for a short cache)");
-        protocol.put("bytes_per_call", "raw: each byte the two kernels read or write, once (cache codes, scales and zeros, bit widths, offsets, dims, fp16 sink and residual; the query; the split-K partials written and read back; the output). sectors: per device buffer, the distinct 32-byte sectors the kernels' access pattern touches (each KV head's channels of every row, strided metadata included), 32 bytes each; GB/s and the fraction of peak come from the sector bytes");
+        protocol.put("bytes_per_call", "raw: each byte the kernel reads or writes, once (cache codes, scales and zeros, bit widths, offsets, dims, fp16 sink and residual; the query; the split-K partials written and read back; the output; the per-KV-head counters, read and written). sectors: per device buffer, the distinct 32-byte sectors the kernel's access pattern touches (each KV head's channels of every row, strided metadata included), 32 bytes each; GB/s and the fraction of peak come from the sector bytes");
         protocol.put("peak", "memory clock (kHz) x 1000 x bus width (bits) / 8 x 2 (double data rate), from cuDeviceGetAttribute; no fraction of it on a MIG slice or when that cannot be told");
         ArrayNode rows = o.putArray("results");
         for (DecodeBench.Timing t : timings) {
@@ -322,6 +331,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
             row.put("host_bound", t.hostBound());
             putNumber(row, "gb_per_s", gbPerSecond(t));
             putNumber(row, "fraction_of_peak", device.fractionOfPeak(gbPerSecond(t)));
+            putNumber(row, "fraction_of_copy_rate", gbPerSecond(t) * 1e9 / copy.medianBytesPerSecond());
         }
         ArrayNode ratios = o.putArray("packed_over_fp16_time");
         for (DecodeBench.Timing p : timings) {
@@ -339,24 +349,26 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
         return o;
     }
 
-    private static void printTable(PrintWriter out, CudaBackend cuda, Device device, List<DecodeBench.Timing> timings, boolean emulated) {
-        out.printf(Locale.ROOT, "%s (driver %s, cc %s), %d SMs, L2 %.1f MiB, MIG %s, peak %.0f GB/s%s%n", cuda.device(),
-                cuda.info().driverRelease(), cuda.info().computeCapability(), device.multiprocessors(), device.l2Bytes() / 1048576.0,
-                device.mig().state(), device.peak() / 1e9, emulated ? " -- EMULATED: figures are meaningless" : "");
+    private static void printTable(PrintWriter out, CudaBackend cuda, Device device, DecodeBench.CopyRate copy,
+                                   List<DecodeBench.Timing> timings, boolean emulated) {
+        out.printf(Locale.ROOT, "%s (driver %s, cc %s), %d SMs, L2 %.1f MiB, MIG %s, peak %.0f GB/s, copy rate %.0f GB/s (measured, median)%s%n",
+                cuda.device(), cuda.info().driverRelease(), cuda.info().computeCapability(), device.multiprocessors(),
+                device.l2Bytes() / 1048576.0, device.mig().state(), device.peak() / 1e9, copy.medianBytesPerSecond() / 1e9,
+                emulated ? " -- EMULATED: figures are meaningless" : "");
         if (device.peakWithheld() != null) {
             out.println("no fraction of peak: " + device.peakWithheld());
         }
-        out.printf(Locale.ROOT, "%-20s %7s %-6s %6s %9s %6s %12s %12s %10s %10s %9s %8s %11s%n", "shape", "tokens", "cache", "copies",
-                "set MiB", "splits", "sector B", "raw B", "ms/call", "host ms", "GB/s", "of peak", "packed/fp16");
+        out.printf(Locale.ROOT, "%-20s %7s %-6s %6s %9s %6s %12s %12s %10s %10s %9s %8s %8s %11s%n", "shape", "tokens", "cache", "copies",
+                "set MiB", "splits", "sector B", "raw B", "ms/call", "host ms", "GB/s", "of peak", "of copy", "packed/fp16");
         for (DecodeBench.Timing t : timings) {
             DecodeBench.Timing f = fp16Of(timings, t);
             double fraction = device.fractionOfPeak(gbPerSecond(t));
-            out.printf(Locale.ROOT, "%-20s %7d %-6s %6d %9.1f %6d %12d %12d %10.4f %10s %9.1f %8s %11s%n", t.shape().name(), t.tokens(),
+            out.printf(Locale.ROOT, "%-20s %7d %-6s %6d %9.1f %6d %12d %12d %10.4f %10s %9.1f %8s %7.1f%% %11s%n", t.shape().name(), t.tokens(),
                     t.cache(), t.workingSet().copies(), t.workingSet().bytes() / 1048576.0, t.launch().splits(),
                     t.launch().sectorBytesPerCall(), t.launch().rawBytesPerCall(), t.medianMs(),
                     String.format(Locale.ROOT, "%.4f%s", t.hostEnqueueMs(), t.hostBound() ? "!" : ""), gbPerSecond(t),
                     Double.isFinite(fraction) ? String.format(Locale.ROOT, "%.1f%%", 100 * fraction) : "n/a",
-                    f == null ? "" : String.format(Locale.ROOT, "%.3f", t.medianMs() / f.medianMs()));
+                    100 * gbPerSecond(t) * 1e9 / copy.medianBytesPerSecond(), f == null ? "" : String.format(Locale.ROOT, "%.3f", t.medianMs() / f.medianMs()));
         }
         if (timings.stream().anyMatch(DecodeBench.Timing::hostBound)) {
             out.println("host ms marked !: the host took at least half a call's device time to enqueue it, so that device time may be the host's");

@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
@@ -340,6 +341,19 @@ public final class CudaBackend implements Backend {
             bytesFromDevice += bytes;
         } catch (CudaException e) {
             throw failure("cuMemcpyDtoH of " + bytes + " bytes", e);
+        }
+    }
+
+    /**
+     * Enqueues a device-to-device copy of {@code bytes} on the default stream, not waited for: inside
+     * {@link #elapsedMs}, the device's copy rate.
+     */
+    public synchronized void enqueueCopy(CUdeviceptr dst, CUdeviceptr src, long bytes) {
+        requireUsable();
+        try {
+            cuMemcpyDtoDAsync(dst, src, bytes, null);
+        } catch (CudaException e) {
+            throw failure("cuMemcpyDtoDAsync of " + bytes + " bytes", e);
         }
     }
 

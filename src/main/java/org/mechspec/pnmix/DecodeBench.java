@@ -92,6 +92,32 @@ public final class DecodeBench {
         return out;
     }
 
+    /**
+     * The device's copy rate, measured: device-to-device copies of a buffer of {@code bytes} (at least twice the L2,
+     * so the copy streams DRAM), {@code copies} back to back between events per round; bytes moved count the read and
+     * the write. What a decode's bytes can at best be streamed at: the bench reports each call's share of it.
+     */
+    public record CopyRate(long bufferBytes, int copies, int rounds, double medianBytesPerSecond, double maxBytesPerSecond) {
+    }
+
+    /** {@link CopyRate} over a buffer of max(2 × L2, {@code minBytes}) bytes. */
+    public static CopyRate copyRate(CudaBackend cuda, long minBytes, int rounds, int copies) {
+        long l2 = Math.max(0, cuda.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
+        long bytes = Math.max(2 * l2, minBytes);
+        try (CudaBackend.DeviceBuffers buffers = cuda.new DeviceBuffers()) {
+            jcuda.driver.CUdeviceptr src = buffers.poisoned(bytes);
+            jcuda.driver.CUdeviceptr dst = buffers.poisoned(bytes);
+            cuda.elapsedMs(() -> cuda.enqueueCopy(dst, src, bytes)); // first touch, untimed
+            double[] rate = new double[rounds];
+            for (int r = 0; r < rounds; r++) {
+                double ms = cuda.elapsedMs(() -> repeat(() -> cuda.enqueueCopy(dst, src, bytes), copies));
+                rate[r] = 2.0 * bytes * copies / (ms * 1e-3);
+            }
+            Arrays.sort(rate);
+            return new CopyRate(bytes, copies, rounds, rate[rounds / 2], rate[rounds - 1]);
+        }
+    }
+
     private static void repeat(Runnable call, int times) {
         for (int i = 0; i < times; i++) {
             call.run();

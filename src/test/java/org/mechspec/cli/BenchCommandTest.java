@@ -52,11 +52,16 @@ class BenchCommandTest {
             assertThat(device.at("/mig/state").asText()).as("the emulator models no MIG").isEqualTo("unknown");
             assertThat(l2).as("the emulator's fake L2").isEqualTo(4 << 20);
         }
+        // The device's copy rate, measured in the same run, and every call's share of it.
+        assertThat(device.at("/copy_rate/median_gb_s").asDouble()).isPositive();
+        assertThat(device.at("/copy_rate/buffer_bytes").asLong()).isGreaterThanOrEqualTo(2L * l2);
+        assertThat(r.out()).contains("copy rate ");
         // Two shapes × two lengths × two caches, each with positive bytes and a finite time; a ratio per packed row.
         assertThat(j.get("results")).hasSize(8);
         for (JsonNode row : j.get("results")) {
             String which = row.get("shape").asText() + " " + row.get("tokens") + " " + row.get("cache");
             long raw = row.get("bytes_per_call_raw").asLong();
+            assertThat(row.get("fraction_of_copy_rate").asDouble()).as(which).isPositive();
             long sectors = row.get("bytes_per_call_sectors").asLong();
             assertThat(raw).as(which).isGreaterThan(row.get("cache_bytes").asLong());
             // Whole sectors: never fewer bytes than raw, a multiple of 32.

@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A MODEL, not a measurement: the split-K decode kernels (pnmix_decode.cu, fp32) on an H200 and an H100 SXM, for the
@@ -38,9 +39,10 @@ import org.junit.jupiter.api.Test;
  *       {@value #CLOCK_GHZ} GHz (boost). The busiest SM runs ⌈grid / SMs⌉ blocks (the host's split rule, from
  *       {@link CudaSplitKDecode}), each block chunk × per-key + per-block instructions; with fewer blocks than SMs
  *       the idle SMs do not help. Stalls (a scheduler with no ready warp) are not modelled, so this is a floor.</li>
- *   <li>Memory time: the bytes of one call (cache, then the split-K partials written and read back) at the copy
- *       rate: {@value #ASSUMED_COPY_EFFICIENCY} × the datasheet's HBM rate, an assumed copy rate, not measured
- *       ({@code mechspec gpu-check} measures no device copy rate, and no GPU receipt is committed).</li>
+ *   <li>Memory time: the bytes of one call (cache, then the split-K partials written and read back) at the GPU's copy
+ *       rate as {@code mechspec bench} measured it (device-to-device copies, in a {@code reports/bench.<device>.json}
+ *       of that GPU), or, until one is committed, {@value #ASSUMED_COPY_EFFICIENCY} × the datasheet's HBM rate, an
+ *       assumed copy rate, not measured. The table says which.</li>
  *   <li>Merge: after every chunk block of a KV head, the last one merges the head's query heads, one warp a head
  *       (⌈group / {@value #MERGE_WARPS}⌉ heads a warp, one after the other), the KV heads' merges in parallel; at
  *       most one instruction a clock, plus {@value #ASSUMED_L2_LATENCY_CYCLES} cycles of L2 latency (assumed) for
@@ -54,6 +56,7 @@ class DecodeIssueModelTest {
     static final Path KERNEL = Path.of("src/main/cuda/pnmix_decode.cu");
     static final Path FIXTURE = Path.of("fixtures/sass/pnmix_decode.sm_90.json");
     static final Path DOC = Path.of("src/site/markdown/gpu.md");
+    static final Path REPORTS = Path.of("reports");
     static final String REGENERATE = "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py";
     static final String BEGIN = "<!-- decode-model-table: begin (DecodeIssueModelTest; -Dmechspec.updateDocs=true rewrites) -->";
     static final String END = "<!-- decode-model-table: end -->";
@@ -71,13 +74,18 @@ class DecodeIssueModelTest {
     /** A channel's bit width and stream offset (4-byte ints) and fp16 scale/zero, per group. */
     static final int KEY_METADATA_BYTES = 12;
 
-    record Gpu(String name, int sms, double datasheetBytesPerSecond) {
+    /** {@code key}: what a device name of this GPU contains ("H200"). */
+    record Gpu(String name, String key, int sms, double datasheetBytesPerSecond) {
+    }
+
+    /** The copy rate the memory time uses, and where it comes from. */
+    record CopyRate(double bytesPerSecond, String source) {
     }
 
     record Shape(String name, int queryHeads, int kvHeads, int headDim) {
     }
 
-    static final List<Gpu> GPUS = List.of(new Gpu("H200", 132, 4.8e12), new Gpu("H100-SXM", 132, 3.35e12));
+    static final List<Gpu> GPUS = List.of(new Gpu("H200", "H200", 132, 4.8e12), new Gpu("H100-SXM", "H100", 132, 3.35e12));
     static final List<Shape> SHAPES = List.of(new Shape("layer-32q-8kv-128d", 32, 8, 128), new Shape("pn-mix-8q-2kv-32d", 8, 2, 32));
     static final int[] TOKENS = {4096, 32768, 131072};
 
@@ -125,11 +133,40 @@ class DecodeIssueModelTest {
         return keys + values + rows * channels * 2 * 2 + partials;
     }
 
-    static List<Row> model(JsonNode fixture) {
+    /**
+     * The median copy rate of a {@code bench.*.json} in {@code reports} from a GPU whose name contains the GPU's key
+     * (not the emulator), or the assumed rate.
+     */
+    static CopyRate copyRate(Gpu g, Path reports) throws IOException {
+        if (Files.isDirectory(reports)) {
+            try (var files = Files.list(reports)) {
+                for (Path f : files.sorted().toList()) {
+                    String name = f.getFileName().toString();
+                    if (!name.startsWith("bench.") || !name.endsWith(".json")) {
+                        continue;
+                    }
+                    JsonNode device = new ObjectMapper().readTree(f.toFile()).path("device");
+                    double gbs = device.path("copy_rate").path("median_gb_s").asDouble(Double.NaN);
+                    if (!device.path("emulated").asBoolean(true) && device.path("name").asText().contains(g.key()) && gbs > 0) {
+                        return new CopyRate(gbs * 1e9, "measured on " + device.path("name").asText() + " (" + reports.relativize(f) + ")");
+                    }
+                }
+            }
+        }
+        return new CopyRate(ASSUMED_COPY_EFFICIENCY * g.datasheetBytesPerSecond(), String.format(Locale.ROOT,
+                "assumed copy rate, not measured: %.0f%% of the datasheet", 100 * ASSUMED_COPY_EFFICIENCY));
+    }
+
+    static List<Row> model(JsonNode fixture) throws IOException {
+        return model(fixture, REPORTS);
+    }
+
+    static List<Row> model(JsonNode fixture, Path reports) throws IOException {
         List<Row> rows = new ArrayList<>();
         double clock = CLOCK_GHZ * 1e9;
         MergeCounts c = merge(fixture);
         for (Gpu g : GPUS) {
+            double copyRate = copyRate(g, reports).bytesPerSecond();
             for (Shape s : SHAPES) {
                 int gq = s.queryHeads() / s.kvHeads();
                 int tile = CudaSplitKDecode.tileKeys(gq, s.headDim(), 4);
@@ -151,7 +188,7 @@ class DecodeIssueModelTest {
                         KernelCounts k = counts(fixture, cache, s);
                         double issue = blocksOnBusiestSm * (k.perKey() * chunk + k.perBlock()) / (SCHEDULERS * clock);
                         double b = bytes(cache, s, tokens, chunks);
-                        double memory = b / (ASSUMED_COPY_EFFICIENCY * g.datasheetBytesPerSecond());
+                        double memory = b / copyRate;
                         double time = Math.max(issue, memory) + mergeLaunch;
                         if (cache.equals("fp16")) {
                             fp16Time = time;
@@ -167,13 +204,17 @@ class DecodeIssueModelTest {
     }
 
     /** The markdown table the doc carries between BEGIN and END. */
-    static List<String> table(List<Row> rows, JsonNode fixture) {
+    static List<String> table(List<Row> rows, JsonNode fixture) throws IOException {
         List<String> out = new ArrayList<>();
         String nvcc = fixture.path("nvcc").asText().replace("Build ", "");
+        StringBuilder rates = new StringBuilder();
+        for (Gpu g : GPUS) {
+            CopyRate c = copyRate(g, REPORTS);
+            rates.append(String.format(Locale.ROOT, "%s %.0f GB/s (%s); ", g.name(), c.bytesPerSecond() / 1e9, c.source()));
+        }
         out.add(String.format(Locale.ROOT, "MODELLED, not measured (DecodeIssueModelTest, fp32; SASS of nvcc %s, fixture %s): "
-                + "%d schedulers × 1 warp instruction a clock at %.2f GHz; copy rate %.0f%% of the datasheet (assumed copy rate, "
-                + "not measured); L2 latency %.0f cycles and %.1f µs a launch (assumed).", nvcc, FIXTURE, SCHEDULERS, CLOCK_GHZ,
-                100 * ASSUMED_COPY_EFFICIENCY, ASSUMED_L2_LATENCY_CYCLES, ASSUMED_LAUNCH_GAP_US));
+                + "%d schedulers × 1 warp instruction a clock at %.2f GHz; copy rate %sL2 latency %.0f cycles and %.1f µs a "
+                + "launch (assumed).", nvcc, FIXTURE, SCHEDULERS, CLOCK_GHZ, rates, ASSUMED_L2_LATENCY_CYCLES, ASSUMED_LAUNCH_GAP_US));
         out.add("");
         out.add("| GPU | shape | tokens | cache | grid | MB a call | issue µs | memory µs | merge + launch µs | modelled µs | bound by | packed/fp16 |");
         out.add("|---|---|---|---|---|---|---|---|---|---|---|---|");
@@ -236,6 +277,26 @@ class DecodeIssueModelTest {
             }
         }
         assertThat(base).anyMatch(r -> r.bound().equals("issue"));
+    }
+
+    /** A copy rate the bench measured on a GPU replaces the assumed one for that GPU only; an emulated one never does. */
+    @Test
+    void aMeasuredCopyRateReplacesTheAssumedOne(@TempDir Path reports) throws Exception {
+        Files.writeString(reports.resolve("bench.nvidia-h200.json"),
+                "{\"device\": {\"name\": \"NVIDIA H200\", \"emulated\": false, \"copy_rate\": {\"median_gb_s\": 3000.0}}}");
+        Files.writeString(reports.resolve("bench.cuda-emulated.json"),
+                "{\"device\": {\"name\": \"H100 (emulated)\", \"emulated\": true, \"copy_rate\": {\"median_gb_s\": 1.0}}}");
+        JsonNode fixture = fixture();
+        assertThat(copyRate(GPUS.get(0), reports).source()).isEqualTo("measured on NVIDIA H200 (bench.nvidia-h200.json)");
+        assertThat(copyRate(GPUS.get(1), reports).source()).startsWith("assumed copy rate, not measured");
+        List<Row> assumed = model(fixture, reports.resolve("none"));
+        List<Row> measured = model(fixture, reports);
+        for (int i = 0; i < assumed.size(); i++) {
+            Row a = assumed.get(i);
+            Row m = measured.get(i);
+            double expected = a.gpu().equals("H200") ? m.megabytes() * 1e6 / 3000e9 * 1e6 : a.memoryUs();
+            assertThat(m.memoryUs()).as("%s", m).isCloseTo(expected, offset(1e-9));
+        }
     }
 
     /** The model's kernel constants are the kernel's: a change to pnmix_decode.cu's defines fails here first. */
