@@ -4,8 +4,9 @@
 // against it by the FlashAttention tolerance rule; pnmix.cu's packed_attention_* stay the simple kernels.
 //
 // *_decode_chunk, one launch a call: block (kvh, chunk) of 4 warps reads keys [chunk·C, min((chunk+1)·C, L)) of
-//   KV head kvh once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128 registers without
-//   spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in shared memory:
+//   KV head kvh once for the query heads that share it (HEADS_F32 / HEADS_F64 of them at a time, what fits 128
+//   registers without spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in
+//   shared memory:
 //   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
 //     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
 //   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
@@ -26,11 +27,11 @@
 // Then, in the same launch (a second one would cost a launch gap), the last block of KV head kvh to finish merges
 //   its heads' chunks (merge_if_last): every thread fences its partial writes, the block counts itself in done[kvh]
 //   (atomicAdd), and the block that counts last sets done[kvh] back to 0 for the next call (every block has
-//   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks: lanes take chunks k,
-//   k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight broadcast by
-//   __shfl_sync to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M). Fixed
-//   orders throughout, whichever block is last: a rerun gives the same bits. Plain loads after the fence: this SM
-//   has not read the partials before in this launch, so its L1 holds no stale copy of them.
+//   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks:
+//   lanes take chunks k, k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight
+//   broadcast by __shfl_sync to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M).
+//   Fixed orders throughout, whichever block is last: a rerun gives the same bits. Plain loads after the fence:
+//   this SM has not read the partials before in this launch, so its L1 holds no stale copy of them.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
 // no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
 // Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
