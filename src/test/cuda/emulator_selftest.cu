@@ -2,7 +2,10 @@
 // that one class of bug is caught: the emulator must flag them the way a GPU (or compute-sanitizer) would.
 // They compile with nvcc as well, so the same fatbin serves the emulator and a real device.
 #include <assert.h>
+#include <cuda_fp16.h>
 #include <cuda_pipeline.h>
+
+#include "../../main/cuda/warp_ops.cuh"
 
 // Correct: y[i] = x[i] for i < n.
 extern "C" __global__ void selftest_copy(const float* x, float* y, int n) {
@@ -267,4 +270,51 @@ extern "C" __global__ void selftest_warp_stall(float* y, int n) {
         __syncwarp();
     }
     if (i < n) y[i] = (float) i;
+}
+
+// Correct, one warp: D = A·B + C by mma_m16n8k16_f32_f16 (warp_ops.cuh). A [16][16] and B [16][8] are fp16 bits,
+// row-major both; each lane loads its fragments in PTX's layout and writes its four results to D [16][8].
+extern "C" __global__ void selftest_mma(const unsigned short* A, const unsigned short* B, const float* C, float* D) {
+    int lane = threadIdx.x;
+    int g = lane / 4, t = lane % 4;
+    unsigned a[4], b[2];
+    float c[4], d[4];
+    for (int r = 0; r < 4; r++) {
+        int row = g + 8 * (r & 1), col = 2 * t + 8 * (r >> 1);
+        a[r] = A[row * 16 + col] | (unsigned) A[row * 16 + col + 1] << 16;
+    }
+    for (int r = 0; r < 2; r++) {
+        int k = 2 * t + 8 * r;
+        b[r] = B[k * 8 + g] | (unsigned) B[(k + 1) * 8 + g] << 16;
+    }
+    for (int i = 0; i < 4; i++) c[i] = C[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)];
+    mma_m16n8k16_f32_f16(d, a, b, c);
+    for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
+}
+
+// Correct, one thread: the bit-level and half2 operations on the words in x, into out (BitOpsTest has the
+// expected values): lop3 with five truth tables, __byte_perm with four selectors, and the fp16 "magic number"
+// dequantization (code | 0x6400 is the half 1024 + code; one __hfma2 with the scale and zero − 1024·scale).
+extern "C" __global__ void selftest_bits(const unsigned* x, unsigned* out) {
+    unsigned a = x[0], b = x[1], c = x[2];
+    out[0] = lop3<0xF0>(a, b, c);
+    out[1] = lop3<0xCC>(a, b, c);
+    out[2] = lop3<0xAA>(a, b, c);
+    out[3] = lop3<0x96>(a, b, c);   // a ^ b ^ c
+    out[4] = lop3<0xE8>(a, b, c);   // majority
+    out[5] = __byte_perm(a, b, 0x3210);
+    out[6] = __byte_perm(a, b, 0x7654);
+    out[7] = __byte_perm(a, b, 0x0123);
+    out[8] = __byte_perm(a, b, 0x5140);
+    // Two 2-bit codes of x[3] (bits 0-1 and 16-17), each in the low bits of its 16-bit lane, as halves 1024 + code.
+    unsigned codes = lop3<0xEA>(x[3], 0x00030003u, 0x64006400u);   // (x & 0x00030003) | 0x64006400
+    __half2 h = *reinterpret_cast<__half2*>(&codes);
+    __half2 scale = __floats2half2_rn(0.25f, 0.25f);
+    __half2 zero = __floats2half2_rn(-1.0f - 1024.0f * 0.25f, -1.0f - 1024.0f * 0.25f);
+    __half2 v = __hfma2(h, scale, zero);
+    out[9] = *reinterpret_cast<unsigned*>(&v);
+    __half2 s = __hadd2(__floats2half2_rn(1.0f, 2048.0f), __floats2half2_rn(0.000976562f, 1.0f));
+    out[10] = *reinterpret_cast<unsigned*>(&s);
+    __half2 m = __hmul2(__floats2half2_rn(3.0f, -0.5f), __floats2half2_rn(0.333251953f, 65504.0f));
+    out[11] = *reinterpret_cast<unsigned*>(&m);
 }

@@ -10,6 +10,9 @@
 
 #include <cmath>
 
+// Kernels' own headers tell the emulator from nvcc by this (src/main/cuda/warp_ops.cuh).
+#define MECHSPEC_CUDA_EMULATOR 1
+
 // build.sh first preprocesses each .cu with EMU_SCAN defined and finds the kernels and dynamic shared arrays
 // by these markers; the real compile maps them to C++.
 #ifdef EMU_SCAN
@@ -101,3 +104,6 @@ extern "C" float emu_math_fast_expf(float x);
 extern "C" float emu_math_fast_logf(float x);
 inline float __expf(float x) { return emu_math_fast_expf(x); }
 inline float __logf(float x) { return emu_math_fast_logf(x); }
+
+// Tensor-core multiply-accumulate and byte permute (after emu_unfusable and the warp shuffles they use).
+#include "emu_mma.h"

@@ -1,0 +1,38 @@
+// Tensor-core and bit-level building blocks with one meaning on a GPU (the PTX instruction, sm_80 and later) and on
+// the project's CPU emulator (src/test/emulator/emu_mma.h, cuda_emu.h): a kernel that uses them runs unchanged on
+// both. The emulator's self-test (src/test/cuda/emulator_selftest.cu, EmulatedDriverSelfTest) checks each against
+// hand-computed values, on a GPU as on the emulator.
+#pragma once
+
+// D = A·B + C, m16n8k16, A row-major and B column-major fp16, C and D fp32, every lane of a full warp at once, with
+// PTX's fragment layout (g = lane / 4, t = lane % 4; each .b32 holds two halves, the lower column or row first):
+//   a[0] = A[g][2t, 2t+1], a[1] = A[g+8][2t, 2t+1], a[2] = A[g][2t+8, 2t+9], a[3] = A[g+8][2t+8, 2t+9];
+//   b[0] = B[2t, 2t+1][g], b[1] = B[2t+8, 2t+9][g];  c, d: [0], [1] = (g, 2t), (g, 2t+1); [2], [3] = (g+8, ...).
+__device__ __forceinline__ void mma_m16n8k16_f32_f16(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%10, %11, %12, %13};\n"
+                 : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]), "f"(c[2]),
+                   "f"(c[3]));
+#elif defined(MECHSPEC_CUDA_EMULATOR)
+    emu_mma_m16n8k16_f32_f16_f16_f32(d, a, b, c);
+#endif
+}
+
+// Any bitwise function of three words in one instruction: bit i of the result is bit (a_i·4 + b_i·2 + c_i) of LUT
+// (0xF0 = a, 0xCC = b, 0xAA = c; so a & b | c is 0xF0 & 0xCC | 0xAA = 0xEA).
+template <unsigned LUT>
+__device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
+#if defined(__CUDA_ARCH__)
+    unsigned d;
+    asm("lop3.b32 %0, %1, %2, %3, %4;" : "=r"(d) : "r"(a), "r"(b), "r"(c), "n"(LUT & 0xFFu));
+    return d;
+#else
+    unsigned d = 0;
+    for (int m = 0; m < 8; m++) {
+        if (LUT >> m & 1u) d |= (m & 4 ? a : ~a) & (m & 2 ? b : ~b) & (m & 1 ? c : ~c);
+    }
+    return d;
+#endif
+}

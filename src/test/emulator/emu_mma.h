@@ -1,0 +1,69 @@
+// Warp-level matrix multiply-accumulate and the byte permute, for kernels that use them through
+// src/main/cuda/warp_ops.cuh (which calls these on the emulator and the PTX instructions on a GPU). Included by
+// cuda_emu.h, after emu_warp.h.
+#pragma once
+#include <stdint.h>
+#include <string.h>
+
+#include "emu_float16.h"
+
+// __byte_perm(x, y, s), PTX prmt.b32 in its default mode: the eight bytes of y:x (x the low four), byte i of the
+// result is the byte selected by nibble i of s (its low 3 bits; nibbles 4-7 of s are ignored) -- CUDA's
+// documented semantics.
+inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
+    uint64_t bytes = (uint64_t) y << 32 | x;
+    unsigned r = 0;
+    for (int i = 0; i < 4; i++) {
+        unsigned sel = (s >> (4 * i)) & 7u;
+        r |= (unsigned) ((bytes >> (8 * sel)) & 0xffu) << (8 * i);
+    }
+    return r;
+}
+
+// mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, a warp collective: every lane of a full warp calls it with
+// its fragments in PTX's layout (groupID g = lane / 4, t = lane % 4):
+//   A (16 x 16, row-major), four .b32 of two halves each, low half first: a[0] = A[g][2t..2t+1],
+//     a[1] = A[g + 8][2t..2t+1], a[2] = A[g][2t + 8..2t + 9], a[3] = A[g + 8][2t + 8..2t + 9];
+//   B (16 x 8, "col"): b[0] = B[2t..2t+1][g], b[1] = B[2t + 8..2t + 9][g];
+//   C, D (16 x 8, fp32): c[0], c[1] = C[g][2t..2t+1], c[2], c[3] = C[g + 8][2t..2t+1].
+// D = A·B + C. The products of two halves are exact in fp32; PTX leaves the order and rounding of the sum to the
+// hardware, and this model adds them to C one at a time in k order, each sum rounded to fp32. A GPU may round
+// differently (by a few fp32 ulps of the sum): kernels are judged against their twins within FlashAttention's rule.
+inline float emu_half_bits_to_float(unsigned h) { return (float) emu_fp::to_double<5, 10>(h & 0xffffu); }
+
+inline void emu_mma_m16n8k16_f32_f16_f16_f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
+    // Every lane's fragments to every lane, by shuffles (so a lane that did not arrive fails as a shuffle does).
+    unsigned allA[32][4];
+    unsigned allB[32][2];
+    for (int src = 0; src < 32; src++) {
+        for (int r = 0; r < 4; r++) allA[src][r] = __shfl_sync(0xffffffffu, a[r], src);
+        for (int r = 0; r < 2; r++) allB[src][r] = __shfl_sync(0xffffffffu, b[r], src);
+    }
+    float A[16][16];
+    float B[16][8];
+    for (int lane = 0; lane < 32; lane++) {
+        int g = lane >> 2;
+        int t = lane & 3;
+        for (int half = 0; half < 2; half++) {
+            A[g][2 * t + half] = emu_half_bits_to_float(allA[lane][0] >> (16 * half));
+            A[g + 8][2 * t + half] = emu_half_bits_to_float(allA[lane][1] >> (16 * half));
+            A[g][2 * t + 8 + half] = emu_half_bits_to_float(allA[lane][2] >> (16 * half));
+            A[g + 8][2 * t + 8 + half] = emu_half_bits_to_float(allA[lane][3] >> (16 * half));
+            B[2 * t + half][g] = emu_half_bits_to_float(allB[lane][0] >> (16 * half));
+            B[2 * t + 8 + half][g] = emu_half_bits_to_float(allB[lane][1] >> (16 * half));
+        }
+    }
+    int lane = (int) (((emu_threadIdx.z * emu_blockDim.y + emu_threadIdx.y) * emu_blockDim.x + emu_threadIdx.x) & 31);
+    int g = lane >> 2;
+    int t = lane & 3;
+    for (int i = 0; i < 4; i++) {
+        int row = g + 8 * (i >> 1);
+        int col = 2 * t + (i & 1);
+        float sum = c[i];
+        for (int k = 0; k < 16; k++) {
+            float p = emu_unfusable(A[row][k] * B[k][col]);   // exact: 11-bit by 11-bit significands
+            sum = emu_unfusable(sum + p);
+        }
+        d[i] = sum;
+    }
+}

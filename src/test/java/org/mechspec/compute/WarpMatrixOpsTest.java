@@ -1,0 +1,145 @@
+package org.mechspec.compute;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import jcuda.Pointer;
+import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.JCudaDriver;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The tensor-core and bit-level building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync m16n8k16, lop3) and
+ * CUDA's {@code __byte_perm} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
+ * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
+ * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits} in
+ * {@code src/test/cuda/emulator_selftest.cu}.
+ */
+@Tag("cuda")
+@Tag("platform")
+class WarpMatrixOpsTest {
+    private static final String MODULE = "emulator_selftest";
+
+    private static CudaBackend cuda() {
+        assumeThat(DeviceProbe.unavailableReason()).as("no CUDA driver in this JVM").isNull();
+        return CudaBackend.get();
+    }
+
+    /** D [16][8] from one warp's mma of A [16][16] and B [16][8] (row-major fp16 bits) plus C [16][8]. */
+    private static float[] mma(double[][] a, double[][] b, float[] c) {
+        short[] ah = new short[16 * 16];
+        short[] bh = new short[16 * 8];
+        for (int i = 0; i < 16; i++) {
+            for (int k = 0; k < 16; k++) {
+                ah[i * 16 + k] = HalfFloat.toHalfBits(a[i][k]);
+            }
+        }
+        for (int k = 0; k < 16; k++) {
+            for (int j = 0; j < 8; j++) {
+                bh[k * 8 + j] = HalfFloat.toHalfBits(b[k][j]);
+            }
+        }
+        float[] d = new float[16 * 8];
+        CudaBackend cuda = cuda();
+        try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+            CUdeviceptr da = buf.upload(Pointer.to(ah), (long) ah.length * Sizeof.SHORT);
+            CUdeviceptr db = buf.upload(Pointer.to(bh), (long) bh.length * Sizeof.SHORT);
+            CUdeviceptr dc = buf.upload(Pointer.to(c), (long) c.length * Sizeof.FLOAT);
+            CUdeviceptr dd = buf.poisoned((long) d.length * Sizeof.FLOAT);
+            JCudaDriver.cuLaunchKernel(cuda.function(MODULE, "selftest_mma"), 1, 1, 1, 32, 1, 1, 0, null, null,
+                    new KernelArgs().ptr(da).ptr(db).ptr(dc).ptr(dd).extra());
+            JCudaDriver.cuCtxSynchronize();
+            buf.download(Pointer.to(d), dd, (long) d.length * Sizeof.FLOAT);
+        }
+        return d;
+    }
+
+    @Test
+    void anIdentityAPicksTheRowsOfBAndAddsC() {
+        double[][] a = new double[16][16];
+        double[][] b = new double[16][8];
+        float[] c = new float[16 * 8];
+        for (int i = 0; i < 16; i++) {
+            a[i][i] = 1;
+            for (int j = 0; j < 8; j++) {
+                b[i][j] = i * 8 + j - 64;   // −64 … 63: every fragment position holds a different value
+                c[i * 8 + j] = 0.5f * (i - j);
+            }
+        }
+        float[] d = mma(a, b, c);
+        // By hand: D[i][j] = B[i][j] + C[i][j]; e.g. D[0][0] = −64, D[9][3] = 11 + 3 = 14, D[15][7] = 63 + 4 = 67.
+        assertThat(d[0]).isEqualTo(-64f);
+        assertThat(d[9 * 8 + 3]).isEqualTo(14f);
+        assertThat(d[15 * 8 + 7]).isEqualTo(67f);
+        for (int i = 0; i < 16; i++) {
+            for (int j = 0; j < 8; j++) {
+                assertThat(d[i * 8 + j]).as("D[%d][%d]", i, j).isEqualTo((float) (b[i][j] + c[i * 8 + j]));
+            }
+        }
+    }
+
+    @Test
+    void everyElementIsItsRowTimesItsColumnPlusC() {
+        double[][] a = new double[16][16];
+        double[][] b = new double[16][8];
+        float[] c = new float[16 * 8];
+        for (int i = 0; i < 16; i++) {
+            for (int k = 0; k < 16; k++) {
+                a[i][k] = (i * 3 + k * 5) % 7 - 3;   // small integers: every product and sum exact in fp32
+            }
+        }
+        for (int k = 0; k < 16; k++) {
+            for (int j = 0; j < 8; j++) {
+                b[k][j] = (k * 2 + j * 3) % 5 - 2;
+            }
+        }
+        for (int i = 0; i < c.length; i++) {
+            c[i] = i % 4 - 1.5f;
+        }
+        float[] d = mma(a, b, c);
+        for (int i = 0; i < 16; i++) {
+            for (int j = 0; j < 8; j++) {
+                double want = c[i * 8 + j];
+                for (int k = 0; k < 16; k++) {
+                    want += a[i][k] * b[k][j];
+                }
+                assertThat(d[i * 8 + j]).as("D[%d][%d]", i, j).isEqualTo((float) want);
+            }
+        }
+    }
+
+    @Test
+    void lop3BytePermAndHalf2ArithmeticGiveTheirDocumentedValues() {
+        int a = 0x12345678;
+        int b = 0x9ABCDEF0;
+        int c = 0x0F0F0F0F;
+        int[] x = {a, b, c, 0x00020001};
+        int[] out = new int[12];
+        CudaBackend cuda = cuda();
+        try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+            CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.INT);
+            CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.INT);
+            JCudaDriver.cuLaunchKernel(cuda.function(MODULE, "selftest_bits"), 1, 1, 1, 1, 1, 1, 0, null, null,
+                    new KernelArgs().ptr(dx).ptr(dout).extra());
+            JCudaDriver.cuCtxSynchronize();
+            buf.download(Pointer.to(out), dout, (long) out.length * Sizeof.INT);
+        }
+        assertThat(out[0]).as("lop3 0xF0: a").isEqualTo(a);
+        assertThat(out[1]).as("lop3 0xCC: b").isEqualTo(b);
+        assertThat(out[2]).as("lop3 0xAA: c").isEqualTo(c);
+        assertThat(out[3]).as("lop3 0x96: a ^ b ^ c").isEqualTo(0x87878787);
+        assertThat(out[4]).as("lop3 0xE8: majority").isEqualTo((a & b) | (a & c) | (b & c));
+        assertThat(out[5]).as("byte_perm 0x3210: a").isEqualTo(a);
+        assertThat(out[6]).as("byte_perm 0x7654: b").isEqualTo(b);
+        assertThat(out[7]).as("byte_perm 0x0123: a's bytes reversed").isEqualTo(0x78563412);
+        assertThat(out[8]).as("byte_perm 0x5140").isEqualTo(0xDE56F078);
+        // Codes 1 and 2 → (1024 + code)·0.25 − 257 = −0.75 (0xBA00), −0.5 (0xB800).
+        assertThat(out[9]).as("magic-number dequantization").isEqualTo(0xB800BA00);
+        // 1 + 2^-10 = 0x3C01; 2048 + 1 lies halfway between 2048 and 2050: the even one, 2048 (0x6800).
+        assertThat(out[10]).as("__hadd2").isEqualTo(0x68003C01);
+        // 3 · 0x3555 (0.333251953125) = 1 − 2^-12, halfway below 1: the even one, 1.0 (0x3C00); −0.5 · 65504 = −32752 (0xF7FF).
+        assertThat(out[11]).as("__hmul2").isEqualTo(0xF7FF3C00);
+    }
+}
