@@ -44,6 +44,7 @@ class DecodeKernelCodeTest {
 
     private static Map<String, String> ptx;
     private static Map<String, Resources> resources;
+    private static String ptxasReport;
 
     record Resources(int registers, int stackFrame, int spillStores, int spillLoads, int staticShared) {
     }
@@ -59,6 +60,7 @@ class DecodeKernelCodeTest {
         String report = run(nvcc, "-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", dir.resolve("pnmix_decode.cubin").toString(),
                 source.toString());
         resources = resources(report);
+        ptxasReport = report;
         System.out.println("[DecodeKernelCodeTest] " + source + " for sm_90:");
         for (String k : CHUNK_KERNELS) {
             Resources r = resources.get(k);
@@ -102,6 +104,14 @@ class DecodeKernelCodeTest {
             assertThat(r.stackFrame() + r.spillStores() + r.spillLoads()).as("%s: stack frame and spill bytes (%s)", k, r).isZero();
             assertThat(ptx.get(k)).as("%s: local memory in PTX", k).doesNotContain(".local");
         }
+        // The functions the kernels call (merge_if_last, not inlined) have their own frame lines: none may spill either.
+        Matcher frames = Pattern.compile("(\\d+) bytes stack frame, (\\d+) bytes spill stores, (\\d+) bytes spill loads").matcher(ptxasReport);
+        int lines = 0;
+        while (frames.find()) {
+            lines++;
+            assertThat(frames.group()).as("every function in ptxas' report").isEqualTo("0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads");
+        }
+        assertThat(lines).as("frame lines in ptxas' report").isGreaterThan(CHUNK_KERNELS.size());
     }
 
     @Test
@@ -210,12 +220,6 @@ class DecodeKernelCodeTest {
             }
         }
         return out;
-    }
-
-    private static List<String> concat(List<String> a, List<String> b) {
-        List<String> c = new ArrayList<>(a);
-        c.addAll(b);
-        return c;
     }
 
     private static String findNvcc() {
