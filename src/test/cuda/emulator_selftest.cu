@@ -308,13 +308,14 @@ extern "C" __global__ void selftest_bits(const unsigned* x, unsigned* out) {
     out[8] = __byte_perm(a, b, 0x5140);
     // Two 2-bit codes of x[3] (bits 0-1 and 16-17), each in the low bits of its 16-bit lane, as halves 1024 + code.
     unsigned codes = lop3<0xEA>(x[3], 0x00030003u, 0x64006400u);   // (x & 0x00030003) | 0x64006400
-    __half2 h = *reinterpret_cast<__half2*>(&codes);
+    __half2 h;
+    memcpy(&h, &codes, sizeof h);   // the word as two halves, without breaking type-based aliasing
     __half2 scale = __floats2half2_rn(0.25f, 0.25f);
     __half2 zero = __floats2half2_rn(-1.0f - 1024.0f * 0.25f, -1.0f - 1024.0f * 0.25f);
     __half2 v = __hfma2(h, scale, zero);
-    out[9] = *reinterpret_cast<unsigned*>(&v);
+    memcpy(&out[9], &v, sizeof v);
     __half2 s = __hadd2(__floats2half2_rn(1.0f, 2048.0f), __floats2half2_rn(0.000976562f, 1.0f));
-    out[10] = *reinterpret_cast<unsigned*>(&s);
+    memcpy(&out[10], &s, sizeof s);
     __half2 m = __hmul2(__floats2half2_rn(3.0f, -0.5f), __floats2half2_rn(0.333251953f, 65504.0f));
-    out[11] = *reinterpret_cast<unsigned*>(&m);
+    memcpy(&out[11], &m, sizeof m);
 }

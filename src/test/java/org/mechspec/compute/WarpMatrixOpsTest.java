@@ -56,52 +56,59 @@ class WarpMatrixOpsTest {
         return d;
     }
 
-    @Test
-    void anIdentityAPicksTheRowsOfBAndAddsC() {
-        double[][] a = new double[16][16];
-        double[][] b = new double[16][8];
-        float[] c = new float[16 * 8];
-        for (int i = 0; i < 16; i++) {
-            a[i][i] = 1;
-            for (int j = 0; j < 8; j++) {
-                b[i][j] = i * 8 + j - 64;   // −64 … 63: every fragment position holds a different value
-                c[i * 8 + j] = 0.5f * (i - j);
+    /** An element of a matrix by its row and column. */
+    private interface Entry {
+        double at(int row, int col);
+    }
+
+    private static double[][] matrix(int rows, int cols, Entry e) {
+        double[][] m = new double[rows][cols];
+        for (int i = 0; i < rows; i++) {
+            for (int j = 0; j < cols; j++) {
+                m[i][j] = e.at(i, j);
             }
         }
-        float[] d = mma(a, b, c);
+        return m;
+    }
+
+    /** C [16][8] flattened, as the kernel reads it. */
+    private static float[] flat(double[][] c) {
+        float[] f = new float[16 * 8];
+        for (int i = 0; i < 16; i++) {
+            for (int j = 0; j < 8; j++) {
+                f[i * 8 + j] = (float) c[i][j];
+            }
+        }
+        return f;
+    }
+
+    @Test
+    void anIdentityAPicksTheRowsOfBAndAddsC() {
+        double[][] a = matrix(16, 16, (i, k) -> i == k ? 1 : 0);
+        double[][] b = matrix(16, 8, (k, j) -> k * 8 + j - 64);   // −64 … 63: every fragment position differs
+        double[][] c = matrix(16, 8, (i, j) -> 0.5 * (i - j));
+        float[] d = mma(a, b, flat(c));
         // By hand: D[i][j] = B[i][j] + C[i][j]; e.g. D[0][0] = −64, D[9][3] = 11 + 3 = 14, D[15][7] = 63 + 4 = 67.
         assertThat(d[0]).isEqualTo(-64f);
         assertThat(d[9 * 8 + 3]).isEqualTo(14f);
         assertThat(d[15 * 8 + 7]).isEqualTo(67f);
         for (int i = 0; i < 16; i++) {
             for (int j = 0; j < 8; j++) {
-                assertThat(d[i * 8 + j]).as("D[%d][%d]", i, j).isEqualTo((float) (b[i][j] + c[i * 8 + j]));
+                assertThat(d[i * 8 + j]).as("D[%d][%d]", i, j).isEqualTo((float) (b[i][j] + c[i][j]));
             }
         }
     }
 
     @Test
     void everyElementIsItsRowTimesItsColumnPlusC() {
-        double[][] a = new double[16][16];
-        double[][] b = new double[16][8];
-        float[] c = new float[16 * 8];
-        for (int i = 0; i < 16; i++) {
-            for (int k = 0; k < 16; k++) {
-                a[i][k] = (i * 3 + k * 5) % 7 - 3;   // small integers: every product and sum exact in fp32
-            }
-        }
-        for (int k = 0; k < 16; k++) {
-            for (int j = 0; j < 8; j++) {
-                b[k][j] = (k * 2 + j * 3) % 5 - 2;
-            }
-        }
-        for (int i = 0; i < c.length; i++) {
-            c[i] = i % 4 - 1.5f;
-        }
-        float[] d = mma(a, b, c);
+        // Small integers (and halves in C): every product and sum is exact in fp32, whatever the order.
+        double[][] a = matrix(16, 16, (i, k) -> (i * 3 + k * 5) % 7 - 3);
+        double[][] b = matrix(16, 8, (k, j) -> (k * 2 + j * 3) % 5 - 2);
+        double[][] c = matrix(16, 8, (i, j) -> (i * 8 + j) % 4 - 1.5);
+        float[] d = mma(a, b, flat(c));
         for (int i = 0; i < 16; i++) {
             for (int j = 0; j < 8; j++) {
-                double want = c[i * 8 + j];
+                double want = c[i][j];
                 for (int k = 0; k < 16; k++) {
                     want += a[i][k] * b[k][j];
                 }
