@@ -11,15 +11,19 @@
 //     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
 //   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
 //     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The held query heads are staged in shared
-//     memory once a pass and read into registers where used (fp16 rows: once a window; the packed cache's rows:
+//     memory once a pass ([channel][HEADS], zero past the pass's heads, so a channel's heads are one vector load)
+//     and read into registers where used (fp16 rows: once a window; the packed cache's rows:
 //     once a key); the team's online softmax (running max m, sum l) and the lane's 8 channels of acc per head stay
 //     in registers for the whole chunk. Why lanes per key and not a warp per key: a 16-byte load is 8 channels, so
 //     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
 //     log2(R)-step __shfl_xor_sync sum inside the team, and every lane of every team is busy.
-//   - Keys of a quantized group are channel-major bit streams, so there a lane holds a channel (channels lane,
-//     lane + 32, ...): 4 tokens at a time it reads the 16-byte code word that holds their codes, dequantizes them
-//     and adds q·k per head; one warp reduce-scatter sums over the channels for every held head and leaves token
-//     τ's score in lane τ of the window's 32-token block; the value teams take the scores from there by shuffle.
+//   - Keys of a quantized group are channel-major bit streams; there a lane holds a key (key_scores): lane τ sums
+//     q·k of block token τ channel by channel, in index order as the CPU twin does, each code taken from the two
+//     words that hold its first bit by one funnel shift and dequantized as the twin does. A channel's bit width,
+//     stream offset, scale/zero and query elements are the same in every lane, read four channels at a time as
+//     vectors, so a key's score costs no shuffle (the old layout, a channel a lane, summed by a warp reduce-scatter
+//     and cost 161 SASS instructions per key and KV head at d = 128 against 98 now). The value teams take the
+//     scores from lane τ by shuffle.
 //   - Per key one exp per head: a larger score rescales the running state, a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
 //     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
@@ -34,7 +38,7 @@
 //   this SM has not read the partials before in this launch, so its L1 holds no stale copy of them.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
 // no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
-// Shared memory: the warps' m, l and acc [4][heads held][d + 2], the held query heads [heads held][d]; d ≤ 256
+// Shared memory: the warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64]; d ≤ 256
 // (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
@@ -44,8 +48,9 @@
 //   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): one 16-byte load of 8 channels per
 //     lane and key, K and V; else (head dim or channels not a multiple of 8) 2-byte loads.
 //   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: per lane (a
-//     channel) and 4 tokens the 16-byte word that holds their codes (and the next word's first 4 bytes when they run
-//     into it); the channel's bit width, stream offset and scale/zero as coalesced 4-byte loads, one channel ahead.
+//     token) and channel the two 4-byte words from the one that holds its code's first bit (the lanes of a warp
+//     read the stream's b words of their 32-token block); the channel's bit width, stream offset and scale/zero the
+//     same in every lane, four channels' as one 16-byte load each.
 //   packed values [group][token][valueGroup][vgBytes]: the lane's 8 channels as one 32-bit code word (b in 1, 2, 4,
 //     a value group of whole words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used;
 //     else one code a channel (get_code).
@@ -72,25 +77,20 @@
 #define FULL 0xffffffffu
 // Packed values a team has in flight (group_window): 8 in fp32, 4 in fp64 (8 spills at 128 registers there).
 #define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 : 4)
-#define SLICE 4          // tokens a lane scores at a time in a quantized group (group_window)
 
 __device__ __forceinline__ float half_at(const unsigned char* p) {
     return __half2float(__ushort_as_half(load_half(p)));
 }
 
 // Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU). The address must be 16-byte aligned: fp16 rows
-// are when the row's channel count and the head dim are multiples of 8 (cuMemAlloc's buffers start aligned), key
-// streams always are (CudaCacheCopy#paddedKeyOffsets). A plain struct, so the emulator checks one 16-byte access.
+// are when the row's channel count and the head dim are multiples of 8 (cuMemAlloc's buffers start aligned). A plain
+// struct, so the emulator checks one 16-byte access.
 struct __align__(16) Words4 {
     unsigned int w[4];
 };
 
 __device__ __forceinline__ float half_lo(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w & 0xffffu))); }
 __device__ __forceinline__ float half_hi(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w >> 16))); }
-
-__device__ __forceinline__ unsigned int word_at(const Words4& x, int i) {
-    return i == 0 ? x.w[0] : i == 1 ? x.w[1] : i == 2 ? x.w[2] : x.w[3];   // selects: x stays in registers
-}
 
 // A lane's fixed place, worked out once in the prologue (every division of the kernel is here).
 struct Lanes {
@@ -320,16 +320,41 @@ __device__ __forceinline__ T team_sum(T x, int R) {
     return x;
 }
 
-// The lane's 8 channels of each held query head, from shared memory.
+// Four consecutive elements of shared memory at a 16-byte boundary, as vector loads.
+__device__ __forceinline__ void load4(const float* p, float* x) {
+    float4 v = *reinterpret_cast<const float4*>(p);
+    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
+}
+
+__device__ __forceinline__ void load4(const double* p, double* x) {
+    double2 u = reinterpret_cast<const double2*>(p)[0], v = reinterpret_cast<const double2*>(p)[1];
+    x[0] = u.x, x[1] = u.y, x[2] = v.x, x[3] = v.y;
+}
+
+// The lane's 8 channels of each held query head, from shared memory ([channel][HB], zero past the pass's heads):
+// where d is a multiple of 8 they lie side by side, 16-byte aligned, and are read as vectors.
 template <typename T, int HB>
-__device__ __forceinline__ void query_slice(const T* sQ, int hb, int d, const Lanes& a, T (&q)[HB][VEC]) {
+__device__ __forceinline__ void query_slice(const T* sQ, int d, const Lanes& a, T (&q)[HB][VEC]) {
+    int c0 = VEC * a.r;
+    if ((d & 7) == 0) {
+        T x[VEC * HB];
+#pragma unroll
+        for (int i = 0; i < VEC * HB; i++) x[i] = 0;
+        if (c0 < d) {
+#pragma unroll
+            for (int i = 0; i < 2 * HB; i++) load4(sQ + c0 * HB + 4 * i, x + 4 * i);
+        }
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+#pragma unroll
+            for (int k = 0; k < VEC; k++) q[h][k] = x[k * HB + h];
+        }
+        return;
+    }
 #pragma unroll
     for (int h = 0; h < HB; h++) {
 #pragma unroll
-        for (int k = 0; k < VEC; k++) {
-            int c = VEC * a.r + k;
-            q[h][k] = h < hb && c < d ? sQ[h * d + c] : (T) 0;
-        }
+        for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;
     }
 }
 
@@ -338,9 +363,9 @@ template <typename T, int HB, typename Rows>
 __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
                                             const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
     T q[HB][VEC];   // the lane's 8 channels of each held head, in registers for the window (or the key)
-    if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
+    if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, d, a, q);
     for (int i = 0; i < n; i += a.P) {   // the same trip count in every lane: the shuffles meet
-        if (Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, hb, d, a, q);
+        if (Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, d, a, q);
         int t = i + a.team;
         bool valid = t < n;
         // K and V of the key loaded together, before either is used.
@@ -367,101 +392,69 @@ __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, i
     }
 }
 
-// Sums each of v[0..N) over the warp's 32 lanes (N a power of two, at most 32): halving exchanges at offsets 16,
-// 8, ... while values remain (N - 1 shuffles), then xor sums over the remaining offsets; sum i ends in lanes
-// i·32/N .. (i + 1)·32/N - 1, the same bits in each, and the lane's own is returned. A fixed order throughout.
-template <typename T, int N>
-__device__ __forceinline__ T reduce_scatter(T (&v)[N], int lane) {
-    int n = N;
+// One channel of a key for the lane's token (tok: its place in the group): its code from the channel's stream (word
+// offset off/4, b bits a code), dequantized (zero + code·step, as the CPU twin), times each held head's query
+// element qc, added to s. Branch-free, no load conditional: the two words from the one that holds the code's first
+// bit are read whether or not the code runs into the second (which then lies in the stream's padding, the next
+// stream or the array's tail, CudaCacheCopy.KEY_CODE_TAIL), and b = 0 reads a word it masks off.
+template <typename T, int HB>
+__device__ __forceinline__ void key_channel(const unsigned int* __restrict__ words, int tok, int b, int off,
+                                            unsigned int meta, const T* qc, T* s) {
+    int bit = tok * b, i = (off >> 2) + (bit >> 5);
+    unsigned int code = __funnelshift_r(words[i], words[i + 1], bit & 31) & ((1u << b) - 1u);
+    T kx = (T) half_hi(meta) + (T) (int) code * (T) half_lo(meta);
 #pragma unroll
-    for (int o = 16; o >= 1; o >>= 1) {
-        if (n > 1) {
-            bool up = lane & o;
+    for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;
+}
+
+// Keys of a quantized group, a lane a token: s = q·k of token tok of the group for each held head, summed channel
+// by channel in index order (as the CPU twin sums), so a key's score needs no shuffle. A channel's bit width, stream
+// offset and scale/zero are the same in every lane (one transaction each), and so are its query elements (sQ is
+// [channel][HB], a channel's heads side by side: a shared-memory broadcast); both are read four channels at a time
+// where d is a multiple of 4 (16-byte aligned then: the arrays are allocations of their own, base and c multiples
+// of 4).
+template <typename T, int HB>
+__device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, int d, const T* sQ, T (&s)[HB]) {
 #pragma unroll
-            for (int k = 0; k < N / 2; k++) {
-                if (k < n / 2) v[k] = (up ? v[k + n / 2] : v[k]) + __shfl_xor_sync(FULL, up ? v[k] : v[k + n / 2], o);
-            }
-            n >>= 1;
-        } else {
-            v[0] += __shfl_xor_sync(FULL, v[0], o);
+    for (int h = 0; h < HB; h++) s[h] = 0;
+    const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
+    if ((d & 3) == 0) {
+        const uint4* bits = reinterpret_cast<const uint4*>(K.keyBits + base);
+        const uint4* offs = reinterpret_cast<const uint4*>(K.keyOffsets + base);
+        const uint4* metas = reinterpret_cast<const uint4*>(K.keyMeta + 4 * base);
+#pragma unroll 1
+        for (int c = 0; c < d; c += 4) {
+            uint4 b = bits[c >> 2], o = offs[c >> 2], m = metas[c >> 2];
+            T q[4 * HB];   // channels c .. c + 3, each with its HB heads
+#pragma unroll
+            for (int i = 0; i < HB; i++) load4(sQ + c * HB + 4 * i, q + 4 * i);
+            key_channel<T, HB>(words, tok, (int) b.x, (int) o.x, m.x, q, s);
+            key_channel<T, HB>(words, tok, (int) b.y, (int) o.y, m.y, q + HB, s);
+            key_channel<T, HB>(words, tok, (int) b.z, (int) o.z, m.z, q + 2 * HB, s);
+            key_channel<T, HB>(words, tok, (int) b.w, (int) o.w, m.w, q + 3 * HB, s);
+        }
+    } else {   // d not a multiple of 4: one channel at a time
+#pragma unroll 1
+        for (int c = 0; c < d; c++) {
+            key_channel<T, HB>(words, tok, K.keyBits[base + c], K.keyOffsets[base + c],
+                               reinterpret_cast<const unsigned int*>(K.keyMeta)[base + c], sQ + c * HB, s);
         }
     }
-    return v[0];
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
-// e = j0's place in it). Keys, a lane a channel: lane l takes channels l, l + 32, ... and, SLICE tokens at a time,
-// reads the 16-byte word of each channel's stream that holds those codes (and the next word's first 4 bytes when
-// they run on), dequantizes them (zero + code·step, as the CPU twin) and adds q·k per held head; one
-// reduce_scatter sums over the channels for every held head, and block token τ's scores land in lane τ. The
-// channel's bit width, scale/zero and stream offset are coalesced 4-byte loads one channel ahead, the query
-// element a shared-memory read. Then the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a
-// time, each score by shuffle from the lane that holds it.
+// e = j0's place in it). Keys: lane τ scores block token τ (key_scores), so token τ's scores are in lane τ. Then
+// the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a time, each score by shuffle from the
+// lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
                                              const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
     const Cache& K = R.K;
-    int t0 = j0 - seg.start;
-    int blk = t0 >> 5, e = t0 & 31;
+    int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
-#pragma unroll
-    for (int h = 0; h < HB; h++) sl[h] = 0;
-    for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {   // the window's slices (warp-uniform)
-        T part[HB * SLICE];   // head h, token u at h·SLICE + u
-#pragma unroll
-        for (int i = 0; i < HB * SLICE; i++) part[i] = 0;
-        // The channel's metadata (bit width, scale/zero, stream offset) one channel ahead of its code word, so a
-        // code word's load waits for no metadata load of its own.
-        int bNext = 0, offNext = 0;
-        unsigned int metaNext = 0;
-        if (a.lane < d) {
-            bNext = K.keyBits[base + a.lane];
-            metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + a.lane];
-            offNext = K.keyOffsets[base + a.lane];
-        }
-#pragma unroll 1
-        for (int c = a.lane; c < d; c += 32) {
-            int b = bNext, off = offNext;
-            unsigned int meta = metaNext;
-            if (c + 32 < d) {
-                bNext = K.keyBits[base + c + 32];
-                metaNext = reinterpret_cast<const unsigned int*>(K.keyMeta)[base + c + 32];
-                offNext = K.keyOffsets[base + c + 32];
-            }
-            const Words4* stream = reinterpret_cast<const Words4*>(K.keyCodes + off);
-            int bit0 = (32 * blk + SLICE * sb) * b;   // the slice's first code, from the stream's start
-            int r = bit0 & 127;
-            // The slice's SLICE·b ≤ 32 bits start at bit r of the 16-byte word x0: in its word r/32 and the one
-            // after, which is the next 16-byte word's first when r/32 = 3 (loaded only then, and only when the
-            // codes run into it).
-            Words4 x0 = {};
-            unsigned int after = 0;
-            if (b > 0) x0 = stream[bit0 >> 7];
-            if (r + SLICE * b > 128 && ((bit0 >> 7) + 1) * 128 < K.G * b) after = stream[(bit0 >> 7) + 1].w[0];
-            int k = r >> 5, sh = r & 31;
-            unsigned int lo = word_at(x0, k), hi = k < 3 ? word_at(x0, k + 1) : after;
-            unsigned int x = sh > 0 ? lo >> sh | hi << (32 - sh) : lo;
-            unsigned int mask = (1u << b) - 1u;
-            T zero = (T) half_hi(meta), step = (T) half_lo(meta);
-            T qc[HB];
-#pragma unroll
-            for (int h = 0; h < HB; h++) qc[h] = h < hb ? sQ[h * d + c] : (T) 0;
-#pragma unroll
-            for (int u = 0; u < SLICE; u++) {
-                T kx = zero + (T) (int) ((x >> (u * b)) & mask) * step;
-#pragma unroll
-                for (int h = 0; h < HB; h++) part[h * SLICE + u] += qc[h] * kx;
-            }
-        }
-        // Every head's SLICE sums in one reduction; (head h, token u) ends in the lanes from (h·SLICE + u)·32/N on.
-        T mine = reduce_scatter<T, HB * SLICE>(part, a.lane);
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            T score = __shfl_sync(FULL, mine, (h * SLICE + (a.lane & (SLICE - 1))) * (32 / (HB * SLICE)));
-            if (a.lane / SLICE == sb) sl[h] = score;
-        }
-    }
+    // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
+    key_scores<T, HB>(K, base, t0 + (a.lane >= e && a.lane < e + n ? a.lane - e : 0), d, sQ, sl);
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.
     constexpr int VK = VALUE_KEYS(T);
     for (int i0 = 0; i0 < n; i0 += VK * a.P) {
@@ -609,7 +602,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     // Shared memory, per warp w and held head h (hs = the most heads a pass holds): m, l [WARPS][hs], acc
-    // [WARPS][hs][d]; then the pass's query heads [hs][d]; CudaSplitKDecode#sharedBytes.
+    // [WARPS][hs][d]; then the pass's query heads [d][HB] (zero past the pass's hb); CudaSplitKDecode#sharedBytes.
     int hs = gq < HB ? gq : HB;
     T* sM = reinterpret_cast<T*>(smem_raw);
     T* sL = sM + WARPS * hs;
@@ -628,7 +621,10 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         long head0 = (long) kvh * gq + h0;   // first query head of this pass
         // The pass's query heads into shared memory (the previous pass read it before its last barrier): each
         // window reads what it needs into registers, so the query takes no registers across the walk.
-        for (int i = threadIdx.x; i < hb * d; i += blockDim.x) sQ[i] = q[head0 * d + i];
+        for (int i = threadIdx.x; i < HB * d; i += blockDim.x) {
+            int c = i / HB, h = i - c * HB;   // HB a power of two: shifts
+            sQ[i] = h < hb ? q[(head0 + h) * d + c] : (T) 0;
+        }
         __syncthreads();
         Online<T, HB> st;
         st.clear();

@@ -28,8 +28,8 @@ Which loop is which: a SASS loop is named by the source line its back edge's bra
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
   packed_decode_chunk, in a quantized group's 32-key window (group_window):
-    "group_window for c" (one channel a lane, SLICE = 4 tokens; a warp covers 32 channels, so d/32 iterations score
-      4 keys), nested in "group_window for sb" (one slice of 4 keys: clears, metadata, reduce_scatter, scores);
+    "key_scores for c" (a lane a key, four channels an iteration: d/4 iterations score the window's 32 keys; the
+      one-channel loop for d not a multiple of 4 is cold);
     "group_window for i0" (values: VALUE_KEYS keys a team, P teams: 16 keys at d = 128; at d = 32 the 32-key window
       leaves the unrolled body after 4 of its 8 keys a team, so 32 keys for half the body);
     the window loop "decode_chunk for j0" itself (segment bookkeeping) once per 32 keys, not counted per key.
@@ -85,7 +85,8 @@ def line_sets(decode, cache):
     cold = (lines_of(decode, "__device__ __forceinline__ void rescale(", "// Merges the state")
             | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
-            | lines_of(decode, "if (valid && !a.wordPath) {", 4))
+            | lines_of(decode, "if (valid && !a.wordPath) {", 4)
+            | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8))
     rare = set()
     for i, l in enumerate(decode.split("\n")):
         if "if (s[h] > m[h]) {" in l:
@@ -99,12 +100,11 @@ def line_sets(decode, cache):
 SOURCE_LOOPS = {
     "team_sum": "for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync",
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
-    "group_window for sb": "for (int sb = e / SLICE; sb <= (e + n - 1) / SLICE; sb++) {",
-    "group_window for c": "for (int c = a.lane; c < d; c += 32) {",
+    "key_scores for c": "for (int c = 0; c < d; c += 4) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
-    "decode_chunk query to shared": "for (int i = threadIdx.x; i < hb * d; i += blockDim.x) sQ[i]",
+    "decode_chunk query to shared": "for (int i = threadIdx.x; i < HB * d; i += blockDim.x) {",
     "decode_chunk for j0": "for (int j0 = wfrom, n; j0 < wto; j0 += n) {",
     "decode_chunk while seg": "while (j0 >= seg.end) seg = R.next(seg);",
     "decode_chunk team merge": "for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, hb);",
@@ -482,8 +482,7 @@ def per_key(reports):
         vk = 8 if t == "f32" else 4
         packed = reports["packed_decode_chunk_" + t]
         fp16 = reports["fp16_decode_chunk_" + t]
-        channel = find_loop(packed, "group_window for c")["own"]
-        sl = find_loop(packed, "group_window for sb")["own"]
+        channels = find_loop(packed, "key_scores for c")["own"]
         values = find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
         rows = find_loop(fp16, "rows_window for i")["own"]
@@ -498,11 +497,10 @@ def per_key(reports):
             log2r = r.bit_length() - 1
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
-            key_part = add((passes * (d // 32) / 4, channel), (passes / 4, sl))
+            key_part = add((passes * (d // 4) / n, channels))
             value_part = add((passes * value_iterations / n, values))
             result[f"packed_{t}_{shape}"] = {
-                "per_iteration": {"group_window for c": f"4 keys per {d // 32} iterations",
-                                  "group_window for sb": "4 keys",
+                "per_iteration": {"key_scores for c": f"32 keys per {d // 4} iterations",
                                   "group_window for i0": f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
                                   "decode_chunk for j0": "32 keys"},
@@ -534,7 +532,7 @@ def per_key(reports):
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"group_window for c", "group_window for sb", "group_window for i0", "team_sum",
+            per_key_loops = {"key_scores for c", "group_window for i0", "team_sum",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
             counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted

@@ -294,7 +294,8 @@ extern "C" __global__ void selftest_mma(const unsigned short* A, const unsigned 
 
 // Correct, one thread: the bit-level and half2 operations on the words in x, into out (BitOpsTest has the
 // expected values): lop3 with five truth tables, __byte_perm with four selectors, and the fp16 "magic number"
-// dequantization (code | 0x6400 is the half 1024 + code; one __hfma2 with the scale and zero − 1024·scale).
+// dequantization (code | 0x6400 is the half 1024 + code; one __hfma2 with the scale and zero − 1024·scale), and
+// __funnelshift_r by 0, 12 and 44 (which wraps to 12).
 extern "C" __global__ void selftest_bits(const unsigned* x, unsigned* out) {
     unsigned a = x[0], b = x[1], c = x[2];
     out[0] = lop3<0xF0>(a, b, c);
@@ -318,4 +319,7 @@ extern "C" __global__ void selftest_bits(const unsigned* x, unsigned* out) {
     memcpy(&out[10], &s, sizeof s);
     __half2 m = __hmul2(__floats2half2_rn(3.0f, -0.5f), __floats2half2_rn(0.333251953f, 65504.0f));
     memcpy(&out[11], &m, sizeof m);
+    out[12] = __funnelshift_r(a, b, 0);
+    out[13] = __funnelshift_r(a, b, 12);
+    out[14] = __funnelshift_r(a, b, 44);
 }

@@ -1,4 +1,4 @@
-// Warp-level matrix multiply-accumulate and the byte permute, for kernels that use them through
+// Warp-level matrix multiply-accumulate, the byte permute and the funnel shift, for kernels that use them through
 // src/main/cuda/warp_ops.cuh (which calls these on the emulator and the PTX instructions on a GPU). Included by
 // cuda_emu.h, after emu_warp.h.
 #pragma once
@@ -18,6 +18,12 @@ inline unsigned __byte_perm(unsigned x, unsigned y, unsigned s) {
         r |= (unsigned) ((bytes >> (8 * sel)) & 0xffu) << (8 * i);
     }
     return r;
+}
+
+// __funnelshift_r(lo, hi, shift), PTX shf.r.wrap.b32: the 64-bit hi:lo shifted right by shift & 31, its low 32 bits --
+// CUDA's documented semantics (the wrapping form; __funnelshift_rc clamps instead and is not modelled).
+inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
+    return (unsigned) (((uint64_t) hi << 32 | lo) >> (shift & 31u));
 }
 
 // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32, a warp collective: every lane of a full warp calls it with

@@ -127,6 +127,13 @@ final class CudaCacheCopy implements AutoCloseable {
         return off;
     }
 
+    /**
+     * Zero bytes after the last key stream: the decode kernel reads, for each code, the word that holds its first bit
+     * and the next one, whether or not the code runs into it (no conditional load), so a read may pass a stream's
+     * end by one word.
+     */
+    static final int KEY_CODE_TAIL = 16;
+
     private static int padded16(int bytes) {
         return (bytes + 15) & ~15;
     }
@@ -140,6 +147,7 @@ final class CudaCacheCopy implements AutoCloseable {
             for (PackedKvCache.Group g : cache.groups()) {
                 keyCodeBytes += paddedKeyOffsets(cache.groupTokens(), g.keyBits())[channels];
             }
+            keyCodeBytes += KEY_CODE_TAIL;
             int valueCodeBytes = groups == 0 ? 0 : cache.groups().get(0).values().codes().length;
             int valueMetaBytes = groups == 0 ? 0 : cache.groups().get(0).values().meta().length;
             GroupArrays a = new GroupArrays(new byte[keyCodeBytes], new byte[4 * channels * groups], new int[channels * groups],

@@ -251,12 +251,14 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * The warps' end-of-chunk states, merged once through shared memory (pnmix_decode.cu): m, l and acc [d] per warp
-     * and held query head, and the held query heads [d] the windows read; the tile does not enter (K and V never go
-     * through shared memory).
+     * and held query head, and the query the windows read, [d][heads held] (all {@link #headsHeld} of them, zero past
+     * the group's); the tile does not enter (K and V never go through shared memory).
      */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes) {
-        long heads = Math.min(groupHeads, headsHeld(elementBytes));
-        long n = WARPS * heads * (headDim + 2L) + heads * headDim;
+        long held = headsHeld(elementBytes);
+        long heads = Math.min(groupHeads, held);
+        // The warps' m, l and acc for the heads a pass holds, then the query [headDim][held] (zero past the group).
+        long n = WARPS * heads * (headDim + 2L) + held * headDim;
         return (int) Math.min(Integer.MAX_VALUE, n * elementBytes);
     }
 

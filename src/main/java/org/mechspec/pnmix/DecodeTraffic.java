@@ -73,12 +73,14 @@ record DecodeTraffic(long rawBytes, long sectorBytes) {
         for (PackedKvCache.Group g : cache.groups()) {
             int[] off = BitPacking.channelOffsets(tokens, g.keyBits());
             int[] padded = CudaCacheCopy.paddedKeyOffsets(tokens, g.keyBits());
-            for (int c = 0; c < channels; c++) { // every token of a channel: its whole stream, from a 16-byte boundary
+            // Every token of a channel: its whole stream, from a 16-byte boundary. (A code's next word, read whether or
+            // not the code runs into it, is in a sector already counted unless the stream ends on a sector boundary.)
+            for (int c = 0; c < channels; c++) {
                 keyCodes.touch(keyCodeBytes + padded[c], off[c + 1] - off[c]);
             }
             keyCodeBytes += padded[channels];
         }
-        t.add(keyCodeBytes, keyCodes);
+        t.add(keyCodeBytes + CudaCacheCopy.KEY_CODE_TAIL, keyCodes);
         Sectors perChannel = new Sectors(); // scales and zeros, bit widths, offsets: 4 bytes per (group, channel)
         for (int g = 0; g < groups; g++) {
             for (int h = 0; h < kv; h++) {

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The tensor-core and bit-level building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync m16n8k16, lop3) and
- * CUDA's {@code __byte_perm} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
+ * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
  * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits} in
  * {@code src/test/cuda/emulator_selftest.cu}.
@@ -118,12 +118,12 @@ class WarpMatrixOpsTest {
     }
 
     @Test
-    void lop3BytePermAndHalf2ArithmeticGiveTheirDocumentedValues() {
+    void lop3BytePermFunnelShiftAndHalf2ArithmeticGiveTheirDocumentedValues() {
         int a = 0x12345678;
         int b = 0x9ABCDEF0;
         int c = 0x0F0F0F0F;
         int[] x = {a, b, c, 0x00020001};
-        int[] out = new int[12];
+        int[] out = new int[15];
         CudaBackend cuda = cuda();
         try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
             CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.INT);
@@ -148,5 +148,9 @@ class WarpMatrixOpsTest {
         assertThat(out[10]).as("__hadd2").isEqualTo(0x68003C01);
         // 3 · 0x3555 (0.333251953125) = 1 − 2^-12, halfway below 1: the even one, 1.0 (0x3C00); −0.5 · 65504 = −32752 (0xF7FF).
         assertThat(out[11]).as("__hmul2").isEqualTo(0xF7FF3C00);
+        // b:a = 0x9ABCDEF0_12345678: by 0, a; by 12, b's low 12 bits above a's top 20; by 44, the same (44 & 31 = 12).
+        assertThat(out[12]).as("__funnelshift_r by 0").isEqualTo(a);
+        assertThat(out[13]).as("__funnelshift_r by 12").isEqualTo(0xEF012345);
+        assertThat(out[14]).as("__funnelshift_r by 44 wraps").isEqualTo(0xEF012345);
     }
 }

@@ -306,9 +306,10 @@ class DecodeIssueModelTest {
         assertThat(cu).containsPattern("#define HEADS_F32 " + CudaSplitKDecode.headsHeld(4) + "\\b")
                 .containsPattern("#define WARPS " + CudaSplitKDecode.THREADS / 32 + "\\b")
                 .containsPattern("#define CPL 8\\b")
-                // what sass-counts.py's per-key arithmetic assumes (VALUE_KEYS keys a team, SLICE keys a slice)
+                // what sass-counts.py's per-key arithmetic assumes (VALUE_KEYS keys a team, 4 channels a key_scores
+                // iteration)
                 .contains("#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 :")
-                .containsPattern("#define SLICE 4\\b");
+                .contains("for (int c = 0; c < d; c += 4) {");
     }
 
     /** gpu.md's table is this model's output; -Dmechspec.updateDocs=true writes it there. */

@@ -23,10 +23,10 @@ class DecodeTrafficTest {
         // fp32, 2 query heads, 2 chunks per KV head.
         DecodeTraffic t = DecodeTraffic.of(cache, 2, 2, 4);
         // Raw: sink k, v and residual k, v 4 × 16; key codes 8 × 16 (each channel's 1-byte stream padded to 16 bytes
-        // in the device copy, read as one 16-byte word: CudaCacheCopy#paddedKeyOffsets), key scales/zeros, bits,
+        // in the device copy: CudaCacheCopy#paddedKeyOffsets) and the 16-byte tail after them, key scales/zeros, bits,
         // offsets 3 × 32; value codes 8, value scales/zeros 32; dims 44; query 32; partials m, l, acc 16 + 16 + 64
         // written and read; output 32; 2 KV heads' 4-byte counters, read and written.
-        assertThat(t.rawBytes()).isEqualTo(64 + 128 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32 + 2 * 8);
+        assertThat(t.rawBytes()).isEqualTo(64 + 128 + 16 + 96 + 8 + 32 + 44 + 32 + 2 * 96 + 32 + 2 * 8);
         // Sectors: one for each buffer of at most 32 bytes (11 of them: 4 fp16, 5 group buffers, query, output), four
         // for the key codes (128 bytes), two for the dims (44 bytes), m and l one each and acc two, and the counters'
         // one, twice: 11 + 4 + 2 + 2 × 5 = 27 sectors of 32 bytes.

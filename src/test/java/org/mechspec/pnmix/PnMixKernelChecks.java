@@ -284,8 +284,9 @@ public final class PnMixKernelChecks {
     /**
      * The split-K grid: key lengths 1, chunk−1, chunk, chunk+1 and three chunks plus a partial one, for head dims
      * 32/64/128 and 1/2/5/8 query heads per KV head over 2 KV heads; then all-equal logits (q = 0), one dominant
-     * key (the others' weights underflow to zero), and 131079 keys (2^17 + 7) with the automatic chunking in the pinned
-     * cache policy that the decode bench times (128-token groups, where 3-bit key codes cross 16-byte words).
+     * key (the others' weights underflow to zero), 131079 keys (2^17 + 7) with the automatic chunking in the pinned
+     * cache policy that the decode bench times (128-token groups, where 3-bit key codes cross 16-byte words), and head
+     * dims 6 and 42 (not multiples of 4).
      */
     public static List<DecodeCase> decodeCases(long seed) {
         return decodeCases(seed, new CpuPackedCacheOps());
@@ -319,6 +320,12 @@ public final class PnMixKernelChecks {
         cases.add(decodeCase("one dominant key", rng, 2, 4, 64, 3 * DECODE_CHUNK + 1, DECODE_CHUNK, false, true, owner));
         cases.add(decodeCase("131079 keys, pinned cache policy", rng, 1, 4, 32, (1 << 17) + 7, 0, false, false, owner,
                 PnMixConfig.pinned().cache()));
+        // Head dims that are not multiples of 4: keys one channel at a time, fp16 rows 2 bytes at a time, values one code
+        // a channel (2-channel value groups).
+        for (int d : new int[] {6, 42}) {
+            cases.add(decodeCase("d" + d + " group3 keys" + (3 * DECODE_CHUNK + 40), rng, 2, 3, d, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
+                    false, false, owner, new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 2, OneBitLevels.CONDITIONAL_MEANS)));
+        }
         return cases;
     }
 
