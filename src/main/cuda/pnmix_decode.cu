@@ -154,21 +154,25 @@ struct Online {
         }
     }
 
-    // One key: one exp a head (a larger score rescales what came before, a smaller one is weighted).
+    // One key: one exp a head. A larger score rescales what came before (l and acc, only then: once the max has
+    // settled that is rare) and weighs 1; a smaller one is weighted by its exp.
     __device__ __forceinline__ void add(const T* s, const T* v, int hb) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             if (h >= hb) break;
-            T alpha = 1, p = 1;
+            T p = 1;
             if (s[h] > m[h]) {
-                alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
+                T alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
                 m[h] = s[h];
+                l[h] *= alpha;
+#pragma unroll
+                for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             } else {
                 p = exp_t<T>(s[h] - m[h]);
             }
-            l[h] = l[h] * alpha + p;
+            l[h] += p;
 #pragma unroll
-            for (int k = 0; k < VEC; k++) acc[h][k] = acc[h][k] * alpha + p * v[k];
+            for (int k = 0; k < VEC; k++) acc[h][k] += p * v[k];
         }
     }
 

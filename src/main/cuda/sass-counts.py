@@ -88,9 +88,11 @@ def line_sets(decode, cache):
             | lines_of(decode, "if (valid && !a.wordPath) {", 4)
             | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8))
     rare = set()
-    for i, l in enumerate(decode.split("\n")):
-        if "if (s[h] > m[h]) {" in l:
-            rare |= {i + 2, i + 3}
+    lines = decode.split("\n")
+    for i, l in enumerate(lines):
+        if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
+            j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
+            rare |= set(range(i + 2, j + 1))
     return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
             {"pnmix_decode.cu": rare})
 
