@@ -154,12 +154,12 @@ struct Online {
         }
     }
 
-    // One key: one exp a head. A larger score rescales what came before (l and acc, only then: once the max has
-    // settled that is rare) and weighs 1; a smaller one is weighted by its exp.
-    __device__ __forceinline__ void add(const T* s, const T* v, int hb) {
+    // One key: one exp a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
+    // written). A larger score rescales what came before (l and acc, only then: once the max has settled that is
+    // rare) and weighs 1; a smaller one is weighted by its exp.
+    __device__ __forceinline__ void add(const T* s, const T* v) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            if (h >= hb) break;
             T p = 1;
             if (s[h] > m[h]) {
                 T alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
@@ -265,15 +265,6 @@ struct PackedRows {
 
     __device__ __forceinline__ Words4 value_row(const Segment& s, int j, int kvh, int d, const Lanes& a) const {
         return fp16_slice(s.g < 0 ? K.sinkV : K.resV, K.Hkv * K.d, j - s.start, kvh, d, a);
-    }
-
-    // The lane's 8 channels of value j of quantized group s.g when a.wordPath: 8·b bits of one aligned 32-bit code
-    // word (code) and its value group's scale/zero (meta), decoded by value_word.
-    __device__ __forceinline__ void value_word(const Segment& s, int j, const Lanes& a, unsigned int& code,
-                                               unsigned int& meta) const {
-        long vg = ((long) s.g * K.G + (j - s.start)) * K.vgroups + a.vg;
-        code = *reinterpret_cast<const unsigned int*>(K.valueCodes + vg * K.vgBytes + (a.wordByte & ~3)) >> (8 * (a.wordByte & 3));
-        meta = *reinterpret_cast<const unsigned int*>(K.valueMeta + 4 * vg);
     }
 
     // Otherwise one code a channel (get_code), added to acc as it comes (p: the key's weights after st.rescale);
@@ -391,7 +382,7 @@ __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, i
         if (valid) {
             T vx[VEC];
             widen<T>(vw, vx);
-            st.add(s, vx, hb);
+            st.add(s, vx);
         }
     }
 }
@@ -459,7 +450,14 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     T sl[HB];
     // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
     key_scores<T, HB>(K, base, t0 + (a.lane >= e && a.lane < e + n ? a.lane - e : 0), d, sQ, sl);
-    // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used.
+    // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used. When a.wordPath,
+    // the lane's 8 channels of a token are 8·b bits of one aligned 32-bit code word (a value group is whole words),
+    // beside its value group's scale/zero; the window's first token's are worked out once, the others a stride of
+    // words on (no 64-bit multiply a key).
+    long vg0 = ((long) seg.g * K.G + t0) * K.vgroups + a.vg;
+    const unsigned int* codeWords = reinterpret_cast<const unsigned int*>(K.valueCodes + vg0 * K.vgBytes + (a.wordByte & ~3));
+    const unsigned int* metaWords = reinterpret_cast<const unsigned int*>(K.valueMeta) + vg0;
+    int codeStride = K.vgroups * K.vgBytes / 4, metaStride = K.vgroups, codeShift = 8 * (a.wordByte & 3);
     constexpr int VK = VALUE_KEYS(T);
     for (int i0 = 0; i0 < n; i0 += VK * a.P) {
         unsigned int codes[VK], metas[VK];
@@ -469,7 +467,10 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             codes[v] = metas[v] = 0;
             // Lanes past the head (d/8 not a power of two) read nothing: their results are discarded, and the last
             // token's word would lie past valueCodes.
-            if (t < n && a.wordPath && VEC * a.r < d) R.value_word(seg, j0 + t, a, codes[v], metas[v]);
+            if (t < n && a.wordPath && VEC * a.r < d) {
+                codes[v] = codeWords[t * codeStride] >> codeShift;
+                metas[v] = metaWords[t * metaStride];
+            }
         }
 #pragma unroll
         for (int v = 0; v < VK; v++) {
@@ -496,7 +497,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
                         code >>= K.valueBits;
                     }
                 }
-                st.add(s, vx, hb);
+                st.add(s, vx);
             }
         }
     }
