@@ -24,16 +24,17 @@
 //     vectors, so a key's score costs no shuffle (the old layout, a channel a lane, summed by a warp reduce-scatter
 //     and cost 161 SASS instructions per key and KV head at d = 128 against 98 now). The value teams take the
 //     scores from lane τ by shuffle.
-//   - Per key one exp per head: a larger score rescales the running state, a smaller one is weighted.
+//   - Per key one exp2 per head: a larger score rescales the running state (only then), a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
 //     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
-//     query head, the chunk's max logit m, its sum l = Σ exp(s − m) and acc = Σ exp(s − m)·v.
+//     query head, the chunk's max logit m, its sum l = Σ 2^(s − m) and acc = Σ 2^(s − m)·v, logits s in log2 units
+//     (q·k · scale · log2 e).
 // Then, in the same launch (a second one would cost a launch gap), the last block of KV head kvh to finish merges
 //   its heads' chunks (merge_if_last): every thread fences its partial writes, the block counts itself in done[kvh]
 //   (atomicAdd), and the block that counts last sets done[kvh] back to 0 for the next call (every block has
 //   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks:
-//   lanes take chunks k, k + 32, ...; M = max m and Σ l·exp(m − M) by __shfl_xor_sync, then each chunk's weight
-//   broadcast by __shfl_sync to the lanes, which own the output channels; out = Σ acc·exp(m − M) / Σ l·exp(m − M).
+//   lanes take chunks k, k + 32, ...; M = max m and Σ l·2^(m − M) by __shfl_xor_sync, then each chunk's weight
+//   broadcast by __shfl_sync to the lanes, which own the output channels; out = Σ acc·2^(m − M) / Σ l·2^(m − M).
 //   Fixed orders throughout, whichever block is last: a rerun gives the same bits. Plain loads after the fence:
 //   this SM has not read the partials before in this launch, so its L1 holds no stale copy of them.
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
@@ -68,6 +69,13 @@
 // thread, so it is off for this file; nvcc never sees this.
 #pragma GCC optimize("no-thread-jumps")
 #endif
+
+// Scores are kept in log2 units (q·k · scale · log2 e: log2e_scale below), so every exponential of the online
+// softmax and of the merges is one exp2 (MUFU.EX2 and its range fix-up in fp32, where expf takes twice the
+// instructions); the output is the same softmax.
+template <typename T> __device__ __forceinline__ T exp2_t(T x);
+template <> __device__ __forceinline__ float exp2_t<float>(float x) { return exp2f(x); }
+template <> __device__ __forceinline__ double exp2_t<double>(double x) { return exp2(x); }
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
 #define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
@@ -154,7 +162,7 @@ struct Online {
         }
     }
 
-    // One key: one exp a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
+    // One key: one exp2 a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
     // written). A larger score rescales what came before (l and acc, only then: once the max has settled that is
     // rare) and weighs 1; a smaller one is weighted by its exp.
     __device__ __forceinline__ void add(const T* s, const T* v) {
@@ -162,13 +170,13 @@ struct Online {
         for (int h = 0; h < HB; h++) {
             T p = 1;
             if (s[h] > m[h]) {
-                T alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
+                T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s[h]);
                 m[h] = s[h];
                 l[h] *= alpha;
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             } else {
-                p = exp_t<T>(s[h] - m[h]);
+                p = exp2_t<T>(s[h] - m[h]);
             }
             l[h] += p;
 #pragma unroll
@@ -186,10 +194,10 @@ struct Online {
             T alpha = 1;
             p[h] = 1;
             if (s[h] > m[h]) {
-                alpha = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - s[h]);
+                alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s[h]);
                 m[h] = s[h];
             } else {
-                p[h] = exp_t<T>(s[h] - m[h]);
+                p[h] = exp2_t<T>(s[h] - m[h]);
             }
             l[h] = l[h] * alpha + p[h];
 #pragma unroll
@@ -215,8 +223,8 @@ struct Online {
             T mo = __shfl_xor_sync(FULL, m[h], offset);
             T lo = __shfl_xor_sync(FULL, l[h], offset);
             T M = mo > m[h] ? mo : m[h];
-            T wa = m[h] == -INFINITY ? (T) 0 : exp_t<T>(m[h] - M);
-            T wb = mo == -INFINITY ? (T) 0 : exp_t<T>(mo - M);
+            T wa = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - M);
+            T wb = mo == -INFINITY ? (T) 0 : exp2_t<T>(mo - M);
             l[h] = l[h] * wa + lo * wb;
 #pragma unroll
             for (int k = 0; k < VEC; k++) {
@@ -355,7 +363,7 @@ __device__ __forceinline__ void query_slice(const T* sQ, int d, const Lanes& a, 
 
 // The warp's window [j0, j0 + n) of fp16 rows: the warp's P teams take keys j0 + team, j0 + team + P, ...
 template <typename T, int HB, typename Rows>
-__device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
+__device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
                                             const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
     T q[HB][VEC];   // the lane's 8 channels of each held head, in registers for the window (or the key)
     if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, d, a, q);
@@ -377,7 +385,7 @@ __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, i
             T dot = 0;
 #pragma unroll
             for (int k = 0; k < VEC; k++) dot += q[h][k] * kx[k];
-            s[h] = team_sum(dot, a.R) * scale;
+            s[h] = team_sum(dot, a.R) * log2e_scale;
         }
         if (valid) {
             T vx[VEC];
@@ -442,7 +450,7 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 // the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a time, each score by shuffle from the
 // lane that holds it.
 template <typename T, int HB>
-__device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T scale,
+__device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
                                              const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
@@ -481,7 +489,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             unsigned int code = codes[v], meta = metas[v];
             T s[HB];
 #pragma unroll
-            for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * scale;
+            for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * log2e_scale;
             if (valid && !a.wordPath) {
                 T p[HB];
                 st.rescale(s, p, hb);
@@ -529,7 +537,7 @@ __device__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T
     T denom = 0;
     for (int k = lane; k < chunks; k += 32) {
         T mk = m[k];
-        denom += mk == -INFINITY ? (T) 0 : l[k] * exp_t<T>(mk - M);
+        denom += mk == -INFINITY ? (T) 0 : l[k] * exp2_t<T>(mk - M);
     }
     for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(FULL, denom, o);
     for (int c0 = 0; c0 < d; c0 += 32 * CPL) {
@@ -539,7 +547,7 @@ __device__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T
         for (int k0 = 0; k0 < chunks; k0 += 32) {
             int k = k0 + lane;
             T mk = k < chunks ? m[k] : (T) -INFINITY;
-            T wk = mk != -INFINITY ? exp_t<T>(mk - M) : (T) 0;
+            T wk = mk != -INFINITY ? exp2_t<T>(mk - M) : (T) 0;
             int n = chunks - k0 < 32 ? chunks - k0 : 32;
             // Eight chunks an iteration: their loads are issued together, one L2 latency for eight, not for two.
 #pragma unroll 8
@@ -586,6 +594,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     // Prologue: the block's place and the lane's (every division of the kernel).
     int gq = Hq / Hkv;
     int chunks = (L + chunk - 1) / chunk;
+    T log2e_scale = scale * (T) 1.4426950408889634;   // scores in log2 units (exp2_t)
     int kvh = blockIdx.x / chunks;
     int ck = blockIdx.x - kvh * chunks;
     int from = ck * chunk;
@@ -642,9 +651,9 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             // A quantized group's window stays inside one 32-token block of the group (group_window).
             if (!R.rows(seg) && 32 - ((j0 - seg.start) & 31) < n) n = 32 - ((j0 - seg.start) & 31);
             if (R.rows(seg)) {
-                rows_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
+                rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, hb, st, a);
             } else {
-                group_window<T, HB>(R, seg, j0, n, kvh, d, scale, sQ, hb, st, a);
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, hb, st, a);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.
@@ -670,7 +679,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             for (int w = 0; w < WARPS; w++) M = sM[w * hs + h] > M ? sM[w * hs + h] : M;
             T wt[WARPS];
 #pragma unroll
-            for (int w = 0; w < WARPS; w++) wt[w] = sM[w * hs + h] == -INFINITY ? (T) 0 : exp_t<T>(sM[w * hs + h] - M);
+            for (int w = 0; w < WARPS; w++) wt[w] = sM[w * hs + h] == -INFINITY ? (T) 0 : exp2_t<T>(sM[w * hs + h] - M);
             long p = (head0 + h) * chunks + ck;
             if (threadIdx.x == 0) {
                 T l = 0;
