@@ -164,7 +164,7 @@ struct Online {
 
     // One key: one exp2 a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
     // written). A larger score rescales what came before (l and acc, only then: once the max has settled that is
-    // rare) and weighs 1; a smaller one is weighted by its exp.
+    // rare) and weighs 1; a smaller one weighs 2^(s - m).
     __device__ __forceinline__ void add(const T* s, const T* v) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
