@@ -364,7 +364,7 @@ __device__ __forceinline__ void query_slice(const T* sQ, int d, const Lanes& a, 
 // The warp's window [j0, j0 + n) of fp16 rows: the warp's P teams take keys j0 + team, j0 + team + P, ...
 template <typename T, int HB, typename Rows>
 __device__ __forceinline__ void rows_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                            const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
+                                            const T* sQ, Online<T, HB>& st, const Lanes& a) {
     T q[HB][VEC];   // the lane's 8 channels of each held head, in registers for the window (or the key)
     if (!Rows::QUERY_PER_KEY) query_slice<T, HB>(sQ, d, a, q);
     for (int i = 0; i < n; i += a.P) {   // the same trip count in every lane: the shuffles meet
@@ -651,7 +651,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             // A quantized group's window stays inside one 32-token block of the group (group_window).
             if (!R.rows(seg) && 32 - ((j0 - seg.start) & 31) < n) n = 32 - ((j0 - seg.start) & 31);
             if (R.rows(seg)) {
-                rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, hb, st, a);
+                rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
                 group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, hb, st, a);
             }
