@@ -34,11 +34,13 @@
 //   (atomicAdd), and the block that counts last sets done[kvh] back to 0 for the next call (every block has
 //   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks:
 //   lanes take chunks k, k + 32, ...; M = max m and Σ l·2^(m − M) by __shfl_xor_sync, then each chunk's weight
-//   broadcast by __shfl_sync to the lanes, which own the output channels; out = Σ acc·2^(m − M) / Σ l·2^(m − M).
+//   broadcast by __shfl_sync to the lanes, which own the output channels (1, 2, 4 or 8 a lane: one copy of the merge
+//   each, picked by d), a group of chunks' loads issued together; out = Σ acc·2^(m − M) / Σ l·2^(m − M).
 //   Fixed orders throughout, whichever block is last: a rerun gives the same bits. Plain loads after the fence:
 //   this SM has not read the partials before in this launch, so its L1 holds no stale copy of them.
-// Partials: m, l [Hq][chunks]; acc [Hq][chunks][d]. No bound on L but device memory; every chunk holds a key, so
-// no partial is empty, and a −inf max is never subtracted from itself (an empty team or warp weighs 0).
+// Partials: m, l [Hq][chunks]; acc [Hq][chunks][merge_row(d)] (d of each row written). No bound on L but device
+// memory; every chunk holds a key, so no partial is empty, and a −inf max is never subtracted from itself (an empty
+// team or warp weighs 0).
 // Shared memory: the warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64]; d ≤ 256
 // (CudaSplitKDecode checks).
 //
@@ -518,11 +520,16 @@ __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, in
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
-// own channels c, c + 32, ... of the output (CPL of them at a time). Every sum runs in a fixed order.
-#define CPL 8
-template <typename T>
-__device__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T* out, int h, int chunks, int d,
-                             int lane) {
+// own channels lane, lane + 32, ... of the output: CPL of them, the fewest that cover d (CPL = merge_row(d) / 32).
+// Each output channel sums its chunks in chunk order. A chunk's acc row is merge_row(d) wide, so chunk u of an
+// unrolled group lies a constant u·32·CPL elements on (one load with an immediate offset); U chunks' loads are issued
+// before any is used (64 registers of them a lane, at most 32 chunks): one L2 latency for U chunks, not one a chunk.
+// Chunks past the last whole group of U (never in the bench's configuration: chunks a multiple of 32) go one at a time.
+__device__ __forceinline__ int merge_row(int d) { return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 256; }
+
+template <typename T, int CPL>
+__device__ __forceinline__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T* out, int h, int chunks, int d,
+                                             int lane) {
     const T* m = partM + (long) h * chunks;
     const T* l = partL + (long) h * chunks;
     T M = -INFINITY;
@@ -540,39 +547,52 @@ __device__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T
         denom += mk == -INFINITY ? (T) 0 : l[k] * exp2_t<T>(mk - M);
     }
     for (int o = 16; o > 0; o >>= 1) denom += __shfl_xor_sync(FULL, denom, o);
-    for (int c0 = 0; c0 < d; c0 += 32 * CPL) {
-        T acc[CPL];
+    constexpr int S = 32 * CPL;   // merge_row(d)
+    constexpr int U = 64 / (CPL * (int) (sizeof(T) / 4)) < 32 ? 64 / (CPL * (int) (sizeof(T) / 4)) : 32;
+    bool own[CPL];
+    T acc[CPL];
 #pragma unroll
-        for (int i = 0; i < CPL; i++) acc[i] = 0;
-        for (int k0 = 0; k0 < chunks; k0 += 32) {
-            int k = k0 + lane;
-            T mk = k < chunks ? m[k] : (T) -INFINITY;
-            T wk = mk != -INFINITY ? exp2_t<T>(mk - M) : (T) 0;
-            int n = chunks - k0 < 32 ? chunks - k0 : 32;
-            // Eight chunks an iteration: their loads are issued together, one L2 latency for eight, not for two.
-#pragma unroll 8
-            for (int j = 0; j < n; j++) {
-                T w = __shfl_sync(FULL, wk, j);
-                const T* a = partAcc + ((long) h * chunks + k0 + j) * d;
+    for (int i = 0; i < CPL; i++) {
+        own[i] = 32 * i + lane < d;
+        acc[i] = 0;
+    }
+    const T* row = partAcc + (long) h * chunks * S + lane;   // chunk k0 + j's row, at the lane's first channel
+    for (int k0 = 0; k0 < chunks; k0 += 32) {
+        int k = k0 + lane;
+        T mk = k < chunks ? m[k] : (T) -INFINITY;
+        T wk = mk != -INFINITY ? exp2_t<T>(mk - M) : (T) 0;
+        int n = chunks - k0 < 32 ? chunks - k0 : 32, j = 0;
+        for (; j + U <= n; j += U, row += U * S) {
+            T v[U][CPL];
 #pragma unroll
-                for (int i = 0; i < CPL; i++) {
-                    int c = c0 + 32 * i + lane;
-                    if (c < d) acc[i] += w * a[c];
-                }
+            for (int u = 0; u < U; u++) {
+#pragma unroll
+                for (int i = 0; i < CPL; i++) v[u][i] = own[i] ? row[u * S + 32 * i] : (T) 0;
+            }
+#pragma unroll
+            for (int u = 0; u < U; u++) {
+                T w = __shfl_sync(FULL, wk, j + u);
+#pragma unroll
+                for (int i = 0; i < CPL; i++) acc[i] += w * v[u][i];
             }
         }
+        for (; j < n; j++, row += S) {   // merge remainder
+            T w = __shfl_sync(FULL, wk, j);
 #pragma unroll
-        for (int i = 0; i < CPL; i++) {
-            int c = c0 + 32 * i + lane;
-            if (c < d) out[(long) h * d + c] = acc[i] / denom;
+            for (int i = 0; i < CPL; i++) acc[i] += w * (own[i] ? row[32 * i] : (T) 0);
         }
+    }
+#pragma unroll
+    for (int i = 0; i < CPL; i++) {
+        if (own[i]) out[(long) h * d + 32 * i + lane] = acc[i] / denom;
     }
 }
 
 // The end of every chunk block (the header's "Then"): each thread's fence, then the barrier, put all of the block's
 // partial writes before its count; the block that counts last resets the counter (every block has counted) and
-// merges. Not inlined, and nothing is live after it, so the merge's registers do not add to the chunk loop's.
-template <typename T>
+// merges. Not inlined, and nothing is live after it, so the merge's registers do not add to the chunk loop's; one
+// copy per CPL (decode_chunk picks it from d), so a lane loads only channels it owns.
+template <typename T, int CPL>
 __device__ __noinline__ void merge_if_last(const T* partM, const T* partL, const T* partAcc, T* out, unsigned int* done,
                                            T* sFlag, int kvh, int gq, int chunks, int d) {
     __threadfence();
@@ -583,7 +603,7 @@ __device__ __noinline__ void merge_if_last(const T* partM, const T* partL, const
     if (threadIdx.x == 0) done[kvh] = 0;
     __threadfence();
     for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {
-        merge_chunks<T>(partM, partL, partAcc, out, kvh * gq + h, chunks, d, threadIdx.x & 31);
+        merge_chunks<T, CPL>(partM, partL, partAcc, out, kvh * gq + h, chunks, d, threadIdx.x & 31);
     }
 }
 
@@ -597,6 +617,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     T log2e_scale = scale * (T) 1.4426950408889634;   // scores in log2 units (exp2_t)
     int kvh = blockIdx.x / chunks;
     int ck = blockIdx.x - kvh * chunks;
+    int row = merge_row(d);   // a chunk's acc row in partAcc (d of it written)
     int from = ck * chunk;
     int to = L - from < chunk ? L : from + chunk;
     int window = tile < WINDOW ? tile : WINDOW;
@@ -692,11 +713,19 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                 T acc = 0;
 #pragma unroll
                 for (int w = 0; w < WARPS; w++) acc += sAcc[(w * hs + h) * d + c] * wt[w];
-                partAcc[p * d + c] = acc;
+                partAcc[p * row + c] = acc;
             }
         }
     }
-    merge_if_last<T>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+    if (row == 32) {
+        merge_if_last<T, 1>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+    } else if (row == 64) {
+        merge_if_last<T, 2>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+    } else if (row == 128) {
+        merge_if_last<T, 4>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+    } else {
+        merge_if_last<T, 8>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+    }
 }
 
 // dims: the packed_attention_* layout (packed_cache.cuh), with Tq = 1 and causal = 0.

@@ -36,9 +36,10 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
   fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration), with "team_sum" (log2 R iterations for each
     of the 4 held heads) nested in it.
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
-    head's chunks; one warp a query head): "merge for j" (a chunk of one query head: its weight by one shuffle and
-    CPL = 8 channels a lane, d <= 256; ptxas unrolls it, so chunks per iteration = its SHFL count), "merge max for k"
-    and "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks).
+    head's chunks; one warp a query head; one copy per CPL, the output channels a lane: 1, 2, 4 or 8, the fewest with
+    32 CPL >= d): "merge for j" (U chunks of one query head: each one's weight by one shuffle, CPL channels a lane;
+    ptxas unrolls it, so chunks per iteration = its SHFL count; no loop where U = 32), "merge max for k" and
+    "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks), "merge_if_last for h" (a head).
 per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these.
 """
 import argparse
@@ -86,7 +87,8 @@ def line_sets(decode, cache):
             | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
             | lines_of(decode, "if (valid && !a.wordPath) {", 4)
-            | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8))
+            | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8)
+            | lines_of(decode, "for (; j < n; j++, row += S) {   // merge remainder", 4))
     rare = set()
     lines = decode.split("\n")
     for i, l in enumerate(lines):
@@ -116,9 +118,9 @@ SOURCE_LOOPS = {
     "merge max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
     "merge sum shuffles": "for (int o = 16; o > 0; o >>= 1) denom +=",
-    "merge for c0": "for (int c0 = 0; c0 < d; c0 += 32 * CPL) {",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
-    "merge for j": "for (int j = 0; j < n; j++) {",
+    "merge for j": "for (; j + U <= n; j += U, row += U * S) {",
+    "merge remainder for j": "for (; j < n; j++, row += S) {   // merge remainder",
     "merge_if_last for h": "for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {",
     "value_codes for k (cold)": "for (int k = 0; k < VEC; k++) {\n            if (VEC * a.r + k < d) {",
 }
@@ -517,20 +519,30 @@ def per_key(reports):
                 "passes": passes,
                 "per_key_kv_head": add((passes / p, rows), (passes * hb * log2r / p, team), (passes / n, window_fp16)),
             }
-        # merge_if_last<float> / <double>, by their mangled names
-        comb = reports[next(n for n in reports if n.startswith("packed_decode_chunk_" + t + ":_Z13merge_if_last"))]
+        # merge_if_last<float or double, CPL>, by their mangled names (_Z13merge_if_lastIfLi4EE...: T = float, CPL = 4)
+        by_cpl = {}
+        for cpl in (1, 2, 4, 8):
+            prefix = "packed_decode_chunk_" + t + ":_Z13merge_if_lastI" + ("f" if t == "f32" else "d") + "Li" + str(cpl) + "EE"
+            comb = reports[next(n for n in reports if n.startswith(prefix))]
+            js = [lp for lp in comb["loops"] if lp["source_loop"] == "merge for j"]
+            # ptxas unrolls a j iteration's chunks: one __shfl_sync (the chunk's weight; two SHFL for a double) a chunk;
+            # where one iteration covers the 32 chunks, there is no j loop and for k0 holds it
+            chunks_per_j = js[0]["own"]["shfl"] // (2 if t == "f64" else 1) if js else 32
+            by_cpl[str(cpl)] = {
+                "outside_loops": comb["outside_loops"],
+                "per_head": find_loop(comb, "merge_if_last for h")["own"]["total"],
+                "per_32_chunks": find_loop(comb, "merge for k0")["own"]["total"]
+                                 + find_loop(comb, "merge max for k")["own"]["total"]
+                                 + find_loop(comb, "merge denominator for k")["own"]["total"],
+                "chunks_per_j_iteration": chunks_per_j,
+                "per_j_iteration": js[0]["own"]["total"] if js else 0,
+            }
         result[f"merge_{t}"] = {
-            "note": "per query head (one warp of the merging block; a warp takes heads w, w + 4, ...), d <= 256: "
-                    "outside_loops once per block, for c0 once, for k0 and the max and denominator loops once per 32 "
-                    "chunks, for j once per chunks_per_j_iteration chunks",
-            "outside_loops": comb["outside_loops"],
-            "per_256_channels": find_loop(comb, "merge for c0")["own"]["total"],
-            "per_32_chunks": find_loop(comb, "merge for k0")["own"]["total"]
-                             + find_loop(comb, "merge max for k")["own"]["total"]
-                             + find_loop(comb, "merge denominator for k")["own"]["total"],
-            # ptxas unrolls for j: one __shfl_sync (the chunk's weight; two SHFL for a double) per chunk
-            "chunks_per_j_iteration": find_loop(comb, "merge for j")["own"]["shfl"] // (2 if t == "f64" else 1),
-            "per_j_iteration": find_loop(comb, "merge for j")["own"]["total"],
+            "note": "per query head (one warp of the merging block; a warp takes heads w, w + 4, ...), by CPL (output "
+                    "channels a lane: the fewest of 1, 2, 4, 8 with 32 CPL >= d): outside_loops once per block, "
+                    "per_head once a head, for k0 and the max and denominator loops once per 32 chunks, for j once per "
+                    "chunks_per_j_iteration chunks (32 / chunks_per_j_iteration times per 32 chunks)",
+            "by_channels_a_lane": by_cpl,
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]

@@ -80,7 +80,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
             this.q = buffers.poisoned((long) queryHeads * headDim * e);
             CUdeviceptr partM = buffers.poisoned(partials * e);
             CUdeviceptr partL = buffers.poisoned(partials * e);
-            CUdeviceptr partAcc = buffers.poisoned(partials * headDim * e);
+            CUdeviceptr partAcc = buffers.poisoned(partials * accRow(headDim) * e);
             this.out = buffers.poisoned((long) queryHeads * headDim * e);
             CUdeviceptr finished = buffers.upload(new int[kvHeads]); // chunks done per KV head: 0 between calls
             args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).ptr(out).ptr(finished).i32(chunk).i32(tile);
@@ -260,6 +260,15 @@ public final class CudaSplitKDecode implements AutoCloseable {
         // The warps' m, l and acc for the heads a pass holds, then the query [headDim][held] (zero past the group).
         long n = WARPS * heads * (headDim + 2L) + held * headDim;
         return (int) Math.min(Integer.MAX_VALUE, n * elementBytes);
+    }
+
+    /**
+     * Elements of a chunk's acc row in the split-K partials (merge_row in pnmix_decode.cu): the head dim rounded up to
+     * 32, 64, 128 or 256, the channels the merge's lanes own (1, 2, 4 or 8 a lane), so the merge finds a chunk's row
+     * at a constant offset; the chunk writes d of it.
+     */
+    static int accRow(int headDim) {
+        return headDim <= 32 ? 32 : headDim <= 64 ? 64 : headDim <= 128 ? 128 : 256;
     }
 
     /**

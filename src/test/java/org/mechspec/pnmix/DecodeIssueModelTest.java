@@ -93,8 +93,11 @@ class DecodeIssueModelTest {
     record KernelCounts(double perKey, double perBlock) {
     }
 
-    /** The merge's counts per query head: outside its loops, per 256 channels, per 32 chunks, per j iteration. */
-    record MergeCounts(double outside, double per256Channels, double per32Chunks, int chunksPerIteration, double perIteration) {
+    /**
+     * The merge's counts for one head dim (its copy for CPL = {@link CudaSplitKDecode#accRow} / 32 channels a lane):
+     * outside its loops once, per query head, per 32 chunks, and per j iteration of chunksPerIteration chunks.
+     */
+    record MergeCounts(double outside, double perHead, double per32Chunks, int chunksPerIteration, double perIteration) {
     }
 
     record Row(String gpu, String shape, int tokens, String cache, int grid, double megabytes, double issueUs, double memoryUs,
@@ -111,9 +114,9 @@ class DecodeIssueModelTest {
                 perKey.path(cache + "_f32_per_block_once").asDouble());
     }
 
-    static MergeCounts merge(JsonNode fixture) {
-        JsonNode c = fixture.path("per_key").path("merge_f32");
-        return new MergeCounts(c.path("outside_loops").asDouble(), c.path("per_256_channels").asDouble(),
+    static MergeCounts merge(JsonNode fixture, int headDim) {
+        JsonNode c = fixture.path("per_key").path("merge_f32").path("by_channels_a_lane").path(String.valueOf(CudaSplitKDecode.accRow(headDim) / 32));
+        return new MergeCounts(c.path("outside_loops").asDouble(), c.path("per_head").asDouble(),
                 c.path("per_32_chunks").asDouble(), c.path("chunks_per_j_iteration").asInt(), c.path("per_j_iteration").asDouble());
     }
 
@@ -164,10 +167,10 @@ class DecodeIssueModelTest {
     static List<Row> model(JsonNode fixture, Path reports) throws IOException {
         List<Row> rows = new ArrayList<>();
         double clock = CLOCK_GHZ * 1e9;
-        MergeCounts c = merge(fixture);
         for (Gpu g : GPUS) {
             double copyRate = copyRate(g, reports).bytesPerSecond();
             for (Shape s : SHAPES) {
+                MergeCounts c = merge(fixture, s.headDim());
                 int gq = s.queryHeads() / s.kvHeads();
                 int tile = CudaSplitKDecode.tileKeys(gq, s.headDim(), 4);
                 for (int tokens : TOKENS) {
@@ -175,10 +178,10 @@ class DecodeIssueModelTest {
                     int chunks = (tokens + chunk - 1) / chunk;
                     int grid = s.kvHeads() * chunks;
                     int blocksOnBusiestSm = (grid + g.sms() - 1) / g.sms();
-                    int iterations = (chunks + c.chunksPerIteration() - 1) / c.chunksPerIteration();
+                    int blocksOf32 = (chunks + 31) / 32;
+                    int iterations = blocksOf32 * (32 / c.chunksPerIteration());
                     int headsPerWarp = (gq + MERGE_WARPS - 1) / MERGE_WARPS;
-                    double perHead = c.per256Channels() * ((s.headDim() + 255) / 256) + c.per32Chunks() * ((chunks + 31) / 32)
-                            + c.perIteration() * iterations;
+                    double perHead = c.perHead() + c.per32Chunks() * blocksOf32 + c.perIteration() * iterations;
                     double mergeInstructions = c.outside() + headsPerWarp * perHead;
                     double mergeLatencies = 1 + headsPerWarp * (iterations + 2);
                     double mergeSeconds = (mergeInstructions + mergeLatencies * ASSUMED_L2_LATENCY_CYCLES) / clock;
@@ -305,7 +308,8 @@ class DecodeIssueModelTest {
         String cu = Files.readString(KERNEL);
         assertThat(cu).containsPattern("#define HEADS_F32 " + CudaSplitKDecode.headsHeld(4) + "\\b")
                 .containsPattern("#define WARPS " + CudaSplitKDecode.THREADS / 32 + "\\b")
-                .containsPattern("#define CPL 8\\b")
+                // CudaSplitKDecode.accRow: the merge's row, and which copy of the merge (CPL = row / 32) a head dim gets
+                .contains("return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 256;")
                 // what sass-counts.py's per-key arithmetic assumes (VALUE_KEYS keys a team, 4 channels a key_scores
                 // iteration)
                 .contains("#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 :")

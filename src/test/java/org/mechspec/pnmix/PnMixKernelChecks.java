@@ -326,6 +326,12 @@ public final class PnMixKernelChecks {
             cases.add(decodeCase("d" + d + " group3 keys" + (3 * DECODE_CHUNK + 40), rng, 2, 3, d, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
                     false, false, owner, new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 2, OneBitLevels.CONDITIONAL_MEANS)));
         }
+        // 69 chunks: the CUDA merge's unrolled groups of chunks (32 a group where a lane owns one or two output
+        // channels, 16, 8 or 4 where it owns more), then the 5 past the last whole 32 (a group of 4 where they fill
+        // one, the rest one at a time); lanes owning 1, 2, 4 and 8 channels (d = 160: the last three of 8 past d).
+        for (int d : new int[] {32, 64, 128, 160}) {
+            cases.add(decodeCase("d" + d + " group3, 69 chunks", rng, 1, 3, d, 68 * DECODE_CHUNK + 46, DECODE_CHUNK, false, false, owner));
+        }
         return cases;
     }
 
