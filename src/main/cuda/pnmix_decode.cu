@@ -22,7 +22,7 @@
 //     words that hold its first bit by one funnel shift and dequantized as the twin does. A channel's bit width,
 //     stream offset, scale/zero and query elements are the same in every lane, read four channels at a time as
 //     vectors, so a key's score costs no shuffle (the old layout, a channel a lane, summed by a warp reduce-scatter
-//     and cost 161 SASS instructions per key and KV head at d = 128 against 98 now). The value teams take the
+//     and cost 161 SASS instructions per key and KV head at d = 128 against 85 now). The value teams take the
 //     scores from lane τ by shuffle.
 //   - Per key one exp2 per head: a larger score rescales the running state (only then), a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
@@ -406,7 +406,7 @@ template <typename T, int HB>
 __device__ __forceinline__ void key_channel(const unsigned int* __restrict__ words, int tok, int b, int off,
                                             unsigned int meta, const T* qc, T* s) {
     int bit = tok * b, i = (off >> 2) + (bit >> 5);
-    unsigned int code = __funnelshift_r(words[i], words[i + 1], bit & 31) & ((1u << b) - 1u);
+    unsigned int code = __funnelshift_r(words[i], words[i + 1], bit) & ((1u << b) - 1u);   // shifts by bit mod 32
     T kx = (T) half_hi(meta) + (T) (int) code * (T) half_lo(meta);
 #pragma unroll
     for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;
@@ -427,12 +427,13 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
         const uint4* bits = reinterpret_cast<const uint4*>(K.keyBits + base);
         const uint4* offs = reinterpret_cast<const uint4*>(K.keyOffsets + base);
         const uint4* metas = reinterpret_cast<const uint4*>(K.keyMeta + 4 * base);
+        const T* qc = sQ;   // channel c's heads (a pointer carried, not sQ's shared address worked out again a channel)
 #pragma unroll 1
-        for (int c = 0; c < d; c += 4) {
+        for (int c = 0; c < d; c += 4, qc += 4 * HB) {
             uint4 b = bits[c >> 2], o = offs[c >> 2], m = metas[c >> 2];
             T q[4 * HB];   // channels c .. c + 3, each with its HB heads
 #pragma unroll
-            for (int i = 0; i < HB; i++) load4(sQ + c * HB + 4 * i, q + 4 * i);
+            for (int i = 0; i < HB; i++) load4(qc + 4 * i, q + 4 * i);
             key_channel<T, HB>(words, tok, (int) b.x, (int) o.x, m.x, q, s);
             key_channel<T, HB>(words, tok, (int) b.y, (int) o.y, m.y, q + HB, s);
             key_channel<T, HB>(words, tok, (int) b.z, (int) o.z, m.z, q + 2 * HB, s);

@@ -104,7 +104,7 @@ def line_sets(decode, cache):
 SOURCE_LOOPS = {
     "team_sum": "for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync",
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
-    "key_scores for c": "for (int c = 0; c < d; c += 4) {",
+    "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",

@@ -313,7 +313,7 @@ class DecodeIssueModelTest {
                 // what sass-counts.py's per-key arithmetic assumes (VALUE_KEYS keys a team, 4 channels a key_scores
                 // iteration)
                 .contains("#define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 :")
-                .contains("for (int c = 0; c < d; c += 4) {");
+                .contains("for (int c = 0; c < d; c += 4, qc += 4 * HB) {");
     }
 
     /** gpu.md's table is this model's output; -Dmechspec.updateDocs=true writes it there. */
