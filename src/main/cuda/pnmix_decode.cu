@@ -16,7 +16,8 @@
 //     once a key); the team's online softmax (running max m, sum l) and the lane's 8 channels of acc per head stay
 //     in registers for the whole chunk. Why lanes per key and not a warp per key: a 16-byte load is 8 channels, so
 //     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
-//     log2(R)-step __shfl_xor_sync sum inside the team, and every lane of every team is busy.
+//     log2(R)-step __shfl_xor_sync sum inside the team (team_sum: five unrolled steps, those at or past R adding
+//     nothing, so no branch), and every lane of every team is busy.
 //   - Keys of a quantized group are channel-major bit streams; there a lane holds a key (key_scores): lane τ sums
 //     q·k of block token τ channel by channel, in index order as the CPU twin does, each code taken from the two
 //     words that hold its first bit by one funnel shift and dequantized as the twin does. A channel's bit width,
@@ -318,10 +319,16 @@ struct Fp16Rows {
     }
 };
 
-// Sum over the R lanes of a team (xor butterfly: every lane of the team gets the same bits).
+// Sum over the R lanes of a team (xor butterfly, offsets R/2 down to 1: every lane of the team gets the same bits).
+// Unrolled over the five offsets a warp has, each step's add kept only where it is below R (the same in every lane): no
+// loop and no branch a key and head, where a loop over R's offsets cost a compare and a branch a step.
 template <typename T>
 __device__ __forceinline__ T team_sum(T x, int R) {
-    for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);
+#pragma unroll
+    for (int step = 16; step > 0; step >>= 1) {
+        T y = __shfl_xor_sync(FULL, x, step);
+        x = step < R ? x + y : x;
+    }
     return x;
 }
 

@@ -33,8 +33,8 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     "group_window for i0" (values: VALUE_KEYS keys a team, P teams: 16 keys at d = 128; at d = 32 the 32-key window
       leaves the unrolled body after 4 of its 8 keys a team, so 32 keys for half the body);
     the window loop "decode_chunk for j0" itself (segment bookkeeping) once per 32 keys, not counted per key.
-  fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration), with "team_sum" (log2 R iterations for each
-    of the 4 held heads) nested in it.
+  fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration; team_sum's five shuffles for each of the 4
+    held heads unrolled in it).
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
     head's chunks; one warp a query head; one copy per CPL, the output channels a lane: 1, 2, 4 or 8, the fewest with
     32 CPL >= d): "merge for j" (U chunks of one query head: each one's weight by one shuffle, CPL channels a lane;
@@ -102,7 +102,6 @@ def line_sets(decode, cache):
 # The source loops: the text of the loop's first line in pnmix_decode.cu (a natural loop of the SASS is named by the
 # line its back edge's branch comes from).
 SOURCE_LOOPS = {
-    "team_sum": "for (int o = R >> 1; o > 0; o >>= 1) x += __shfl_xor_sync",
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
@@ -490,7 +489,6 @@ def per_key(reports):
         values = find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
         rows = find_loop(fp16, "rows_window for i")["own"]
-        team = find_loop(fp16, "team_sum")["own"]
         window_fp16 = find_loop(fp16, "decode_chunk for j0")["own"]
         n = 32   # keys a full window
         for shape, d, gq in (("layer-32q-8kv-128d", 128, 4), ("pn-mix-8q-2kv-32d", 32, 4)):
@@ -498,7 +496,6 @@ def per_key(reports):
             while 8 * r < d and r < 32:
                 r *= 2
             p = 32 // r
-            log2r = r.bit_length() - 1
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
             key_part = add((passes * (d // 4) / n, channels))
@@ -514,10 +511,9 @@ def per_key(reports):
             }
             result[f"fp16_{t}_{shape}"] = {
                 "per_iteration": {"rows_window for i": f"P = {p} keys",
-                                  "team_sum": f"log2 R = {log2r} iterations for each of {hb} heads",
                                   "decode_chunk for j0": "32 keys"},
                 "passes": passes,
-                "per_key_kv_head": add((passes / p, rows), (passes * hb * log2r / p, team), (passes / n, window_fp16)),
+                "per_key_kv_head": add((passes / p, rows), (passes / n, window_fp16)),
             }
         # merge_if_last<float or double, CPL>, by their mangled names (_Z13merge_if_lastIfLi4EE...: T = float, CPL = 4)
         by_cpl = {}
@@ -546,7 +542,7 @@ def per_key(reports):
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"key_scores for c", "group_window for i0", "team_sum",
+            per_key_loops = {"key_scores for c", "group_window for i0",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
             counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
