@@ -23,9 +23,12 @@
 //     words that hold its first bit by one funnel shift and dequantized as the twin does. A channel's bit width,
 //     stream offset, scale/zero and query elements are the same in every lane, read four channels at a time as
 //     vectors, so a key's score costs no shuffle (the old layout, a channel a lane, summed by a warp reduce-scatter
-//     and cost 161 SASS instructions per key and KV head at d = 128 against 85 now). The value teams take the
-//     scores from lane τ by shuffle.
-//   - Per key one exp2 per head: a larger score rescales the running state (only then), a smaller one is weighted.
+//     and cost 161 SASS instructions per key and KV head at d = 128 against 85 now). The softmax then runs once
+//     for the window, not per key in every lane of a team: the window's max per head, every team's state raised to
+//     it (one rescale a window, by 1 exactly where the max stays), and each key's weight 2^(s − m) in lane τ, which
+//     the value teams take by shuffle.
+//   - Rows (fp16 cache, sink, residual): per key one exp2 per head: a larger score rescales the running state (only
+//     then), a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
 //     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
 //     query head, the chunk's max logit m, its sum l = Σ 2^(s − m) and acc = Σ 2^(s − m)·v, logits s in log2 units
@@ -187,27 +190,31 @@ struct Online {
         }
     }
 
-    // The same in two steps, for values that come one channel at a time: rescale returns each head's weight p of
-    // the key (acc already rescaled), accumulate adds p·v to channel k.
-    __device__ __forceinline__ void rescale(const T* s, T* p, int hb) {
+    // A window of keys at once (group_window): the team's max becomes at least the window's, wm, whose keys then
+    // weigh 2^(s - m) <= 1 each (weigh: the team adds p·v and p itself). l and acc are rescaled by 2^(m_old - m),
+    // which is 1 exactly where the max stays; a team's first window (m = -inf) starts from zero.
+    __device__ __forceinline__ void raise_to(const T* wm) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            p[h] = 0;
-            if (h >= hb) break;
-            T alpha = 1;
-            p[h] = 1;
-            if (s[h] > m[h]) {
-                alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s[h]);
-                m[h] = s[h];
-            } else {
-                p[h] = exp2_t<T>(s[h] - m[h]);
-            }
-            l[h] = l[h] * alpha + p[h];
+            T M = wm[h] > m[h] ? wm[h] : m[h];
+            T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - M);
+            m[h] = M;
+            l[h] *= alpha;
 #pragma unroll
             for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
         }
     }
 
+    __device__ __forceinline__ void weigh(const T* p, const T* v) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            l[h] += p[h];
+#pragma unroll
+            for (int k = 0; k < VEC; k++) acc[h][k] += p[h] * v[k];
+        }
+    }
+
+    // For values that come one channel at a time (the slow path): adds p·v to channel k of acc (l takes p apart).
     __device__ __forceinline__ void accumulate(const T* p, int k, T v) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
@@ -461,13 +468,36 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 // lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                             const T* sQ, int hb, Online<T, HB>& st, const Lanes& a) {
+                                             const T* sQ, Online<T, HB>& st, const Lanes& a) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
     // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
-    key_scores<T, HB>(K, base, t0 + (a.lane >= e && a.lane < e + n ? a.lane - e : 0), d, sQ, sl);
+    bool holds = a.lane >= e && a.lane < e + n;   // lane e + t holds key t of the window
+    key_scores<T, HB>(K, base, t0 + (holds ? a.lane - e : 0), d, sQ, sl);
+    // The window's softmax once, not a key at a time in every lane of a team: its max per head (xor shuffles over
+    // the lanes that hold its keys), every team's running state raised to it (Online::raise_to), then each key's
+    // weight 2^(s - m) worked out in the lane that holds the key, against the max of the team that takes it (key t:
+    // team t mod P, lanes from (t mod P)·R). The teams take the weights by shuffle.
+    T wm[HB], pk[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        sl[h] = holds ? sl[h] * log2e_scale : (T) -INFINITY;
+        wm[h] = sl[h];
+#pragma unroll
+        for (int step = 16; step > 0; step >>= 1) {
+            T other = __shfl_xor_sync(FULL, wm[h], step);
+            wm[h] = other > wm[h] ? other : wm[h];
+        }
+    }
+    st.raise_to(wm);
+    int taker = ((a.lane - e) & (a.P - 1)) * a.R;
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        T m = __shfl_sync(FULL, st.m[h], taker);
+        pk[h] = holds ? exp2_t<T>(sl[h] - m) : (T) 0;
+    }
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used. When a.wordPath,
     // the lane's 8 channels of a token are 8·b bits of one aligned 32-bit code word (a value group is whole words),
     // beside its value group's scale/zero; the window's first token's are worked out once, the others a stride of
@@ -497,12 +527,12 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             int t = i + a.team;
             bool valid = t < n;
             unsigned int code = codes[v], meta = metas[v];
-            T s[HB];
+            T p[HB];
 #pragma unroll
-            for (int h = 0; h < HB; h++) s[h] = __shfl_sync(FULL, sl[h], (e + t) & 31) * log2e_scale;
+            for (int h = 0; h < HB; h++) p[h] = __shfl_sync(FULL, pk[h], (e + t) & 31);
             if (valid && !a.wordPath) {
-                T p[HB];
-                st.rescale(s, p, hb);
+#pragma unroll
+                for (int h = 0; h < HB; h++) st.l[h] += p[h];
                 R.value_codes<T, HB>(st, p, seg, j0 + t, d, a);   // the slow path, code by code
             } else if (valid) {
                 T vx[VEC];
@@ -515,7 +545,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
                         code >>= K.valueBits;
                     }
                 }
-                st.add(s, vx);
+                st.weigh(p, vx);
             }
         }
     }
@@ -523,7 +553,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
-__device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*, int,
+__device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
                                              Online<T, HB>&, const Lanes&) {}
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
@@ -682,7 +712,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             if (R.rows(seg)) {
                 rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, hb, st, a);
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.

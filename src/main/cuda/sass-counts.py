@@ -80,10 +80,10 @@ def lines_of(text, first, last):
 
 def line_sets(decode, cache):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
-    Online::rescale/accumulate and their call; fp16 rows read 2 bytes at a time in fp16_slice). RARE: the online
+    Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice). RARE: the online
     softmax's rescale side (a key whose score exceeds the running max: a few keys a chunk once the max has settled,
     about ln n of n keys for scores in random order), so not counted per key."""
-    cold = (lines_of(decode, "__device__ __forceinline__ void rescale(", "// Merges the state")
+    cold = (lines_of(decode, "// For values that come one channel at a time (the slow path)", "// Merges the state")
             | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
             | lines_of(decode, "if (valid && !a.wordPath) {", 4)
