@@ -68,6 +68,7 @@
 // and that script's fixture must be regenerated (the test compares its SHA-256).
 #include "packed_cache.cuh"
 #include "reductions.cuh"
+#include "warp_ops.cuh"
 
 #ifndef __CUDACC__
 // The CPU emulator (g++) only: a barrier is one call site, and the emulator tells two threads at copies of one
@@ -77,10 +78,12 @@
 #endif
 
 // Scores are kept in log2 units (q·k · scale · log2 e: log2e_scale below), so every exponential of the online
-// softmax and of the merges is one exp2 (MUFU.EX2 and its range fix-up in fp32, where expf takes twice the
-// instructions); the output is the same softmax.
+// softmax and of the merges is one exp2; the output is the same softmax. In fp32 it is ex2_ftz (warp_ops.cuh), the
+// special function unit's MUFU.EX2 alone: every argument here is a difference s - m <= 0, a weight at most 1, and
+// one below 2^-126 (0 here, subnormal from exp2f, whose range fix-up costs about four instructions a call) sits
+// beside a weight of 1 in the same sum.
 template <typename T> __device__ __forceinline__ T exp2_t(T x);
-template <> __device__ __forceinline__ float exp2_t<float>(float x) { return exp2f(x); }
+template <> __device__ __forceinline__ float exp2_t<float>(float x) { return ex2_ftz(x); }
 template <> __device__ __forceinline__ double exp2_t<double>(double x) { return exp2(x); }
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)

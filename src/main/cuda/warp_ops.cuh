@@ -20,6 +20,19 @@ __device__ __forceinline__ void mma_m16n8k16_f32_f16(float d[4], const unsigned 
 #endif
 }
 
+// 2^x on the special function unit alone, PTX ex2.approx.ftz.f32: the approximation exp2f uses (CUDA documents 2
+// ulps) without the range fix-up exp2f puts around it for results below 2^-126 (about four instructions a call); a
+// subnormal x counts as 0, and a result below 2^-126 is 0.
+__device__ __forceinline__ float ex2_ftz(float x) {
+#if defined(__CUDA_ARCH__)
+    float y;
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+    return y;
+#elif defined(MECHSPEC_CUDA_EMULATOR)
+    return emu_math_ex2_ftz(x);
+#endif
+}
+
 // Any bitwise function of three words in one instruction: bit i of the result is bit (a_i·4 + b_i·2 + c_i) of LUT
 // (0xF0 = a, 0xCC = b, 0xAA = c; so a & b | c is 0xF0 & 0xCC | 0xAA = 0xEA).
 template <unsigned LUT>

@@ -292,6 +292,11 @@ extern "C" __global__ void selftest_mma(const unsigned short* A, const unsigned 
     for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
 }
 
+// Correct, one thread: ex2_ftz (ex2.approx.ftz.f32) of each of x[0 .. n), into out (WarpMatrixOpsTest has the values).
+extern "C" __global__ void selftest_ex2(const float* x, float* out, int n) {
+    for (int i = 0; i < n; i++) out[i] = ex2_ftz(x[i]);
+}
+
 // Correct, one thread: the bit-level and half2 operations on the words in x, into out (BitOpsTest has the
 // expected values): lop3 with five truth tables, __byte_perm with four selectors, and the fp16 "magic number"
 // dequantization (code | 0x6400 is the half 1024 + code; one __hfma2 with the scale and zero − 1024·scale), and

@@ -102,6 +102,7 @@ inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 // build.sh renames them in the kernel objects.
 extern "C" float emu_math_fast_expf(float x);
 extern "C" float emu_math_fast_logf(float x);
+extern "C" float emu_math_ex2_ftz(float x);   // warp_ops.cuh's ex2_ftz
 inline float __expf(float x) { return emu_math_fast_expf(x); }
 inline float __logf(float x) { return emu_math_fast_logf(x); }
 

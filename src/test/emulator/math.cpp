@@ -54,7 +54,7 @@ template <> struct Ordered<double> {
     static constexpr double kUncertain = 0x1p-6;
 };
 
-enum Function : uint64_t { kExp = 1, kExp2, kExpm1, kLog, kLog2, kLog1p, kPow, kTanh, kFastExp, kFastLog };
+enum Function : uint64_t { kExp = 1, kExp2, kExpm1, kLog, kLog2, kLog1p, kPow, kTanh, kFastExp, kFastLog, kEx2Ftz };
 
 bool adversarial() { return emu::config().adversarialMath; }
 
@@ -201,6 +201,14 @@ EMU_MATH float emu_math_fast_expf(float x) {
     if (!adversarial() || special(x)) return r;
     int ulps = 2 + (int) floor(fabs(1.173 * x));
     return within_ulps<float>(r, exp((double) x), ulps, key(kFastExp, 0, x));
+}
+
+// PTX ex2.approx.ftz.f32 (warp_ops.cuh's ex2_ftz): exp2f's approximation without the range fix-up exp2f adds for
+// results below 2^-126 -- within exp2f's 2 ulps, a subnormal x read as 0 and a result below 2^-126 returned as 0.
+EMU_MATH float emu_math_ex2_ftz(float x) {
+    if (std::fpclassify(x) == FP_SUBNORMAL) x = std::copysign(0.0f, x);
+    float r = unary_f(kEx2Ftz, exp2f, exp2, 2, x, 0);
+    return std::fabs(r) < 0x1p-126f ? 0.0f : r;
 }
 
 EMU_MATH float emu_math_fast_logf(float x) {

@@ -11,10 +11,11 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
- * The tensor-core and bit-level building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync m16n8k16, lop3) and
+ * The tensor-core, bit-level and special-function building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync
+ * m16n8k16, lop3, ex2.approx.ftz) and
  * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
- * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits} in
+ * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits}, {@code selftest_ex2} in
  * {@code src/test/cuda/emulator_selftest.cu}.
  */
 @Tag("cuda")
@@ -152,5 +153,34 @@ class WarpMatrixOpsTest {
         assertThat(out[12]).as("__funnelshift_r by 0").isEqualTo(a);
         assertThat(out[13]).as("__funnelshift_r by 12").isEqualTo(0xEF012345);
         assertThat(out[14]).as("__funnelshift_r by 44 wraps").isEqualTo(0xEF012345);
+    }
+
+    /**
+     * ex2_ftz: 2^x within exp2f's documented 2 ulps where the result is a normal float; 0 where it would be below
+     * 2^-126 (ftz, where exp2f gives a subnormal) and for -inf; a subnormal x read as 0 (result 1).
+     */
+    @Test
+    void ex2FtzIsExp2fWithoutSubnormals() {
+        float[] x = {0f, -1f, 3f, 0.5f, -125f, -126.5f, -127f, -149f, Float.NEGATIVE_INFINITY, Float.MIN_VALUE, -Float.MIN_VALUE, -10.25f};
+        float[] out = new float[x.length];
+        CudaBackend cuda = cuda();
+        try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+            CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.FLOAT);
+            CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.FLOAT);
+            JCudaDriver.cuLaunchKernel(cuda.function(MODULE, "selftest_ex2"), 1, 1, 1, 1, 1, 1, 0, null, null,
+                    new KernelArgs().ptr(dx).ptr(dout).i32(x.length).extra());
+            JCudaDriver.cuCtxSynchronize();
+            buf.download(Pointer.to(out), dout, (long) out.length * Sizeof.FLOAT);
+        }
+        double[] exact = {1, 0.5, 8, Math.sqrt(2), 0x1p-125, 0, 0, 0, 0, 1, 1, Math.pow(2, -10.25)};
+        for (int i = 0; i < x.length; i++) {
+            if (exact[i] == 0) { // 2^-126.5 .. 2^-149: subnormal from exp2f, 0 here
+                assertThat(out[i]).as("ex2_ftz(%s): below 2^-126, flushed", x[i]).isEqualTo(0f);
+            } else {
+                // Within 2 ulps of 2^x: at most two floats from its correctly rounded one (all positive here).
+                int floatsAway = Math.abs(Float.floatToIntBits(out[i]) - Float.floatToIntBits((float) exact[i]));
+                assertThat(floatsAway).as("ex2_ftz(%s) = %s, floats from %s", x[i], out[i], exact[i]).isLessThanOrEqualTo(2);
+            }
+        }
     }
 }
