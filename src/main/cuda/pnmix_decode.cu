@@ -175,9 +175,10 @@ struct Online {
     // written). A larger score rescales what came before (l and acc, only then: once the max has settled that is
     // rare) and weighs 1; a smaller one weighs 2^(s - m).
     __device__ __forceinline__ void add(const T* s, const T* v) {
+        T p[HB];
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            T p = 1;
+            p[h] = 1;
             if (s[h] > m[h]) {
                 T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s[h]);
                 m[h] = s[h];
@@ -185,12 +186,10 @@ struct Online {
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             } else {
-                p = exp2_t<T>(s[h] - m[h]);
+                p[h] = exp2_t<T>(s[h] - m[h]);
             }
-            l[h] += p;
-#pragma unroll
-            for (int k = 0; k < VEC; k++) acc[h][k] += p * v[k];
         }
+        weigh(p, v);
     }
 
     // A window of keys at once (group_window): the team's max becomes at least the window's, wm, whose keys then
@@ -342,6 +341,17 @@ __device__ __forceinline__ T team_sum(T x, int R) {
     return x;
 }
 
+// The largest x of the warp, in every lane (xor butterfly over the 32 lanes).
+template <typename T>
+__device__ __forceinline__ T warp_max(T x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        T other = __shfl_xor_sync(FULL, x, o);
+        x = other > x ? other : x;
+    }
+    return x;
+}
+
 // Four consecutive elements of shared memory at a 16-byte boundary, as vector loads.
 __device__ __forceinline__ void load4(const float* p, float* x) {
     float4 v = *reinterpret_cast<const float4*>(p);
@@ -487,12 +497,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 #pragma unroll
     for (int h = 0; h < HB; h++) {
         sl[h] = holds ? sl[h] * log2e_scale : (T) -INFINITY;
-        wm[h] = sl[h];
-#pragma unroll
-        for (int step = 16; step > 0; step >>= 1) {
-            T other = __shfl_xor_sync(FULL, wm[h], step);
-            wm[h] = other > wm[h] ? other : wm[h];
-        }
+        wm[h] = warp_max(sl[h]);
     }
     st.raise_to(wm);
     int taker = ((a.lane - e) & (a.P - 1)) * a.R;
@@ -578,10 +583,7 @@ __device__ __forceinline__ void merge_chunks(const T* partM, const T* partL, con
         T mk = m[k];
         M = mk > M ? mk : M;
     }
-    for (int o = 16; o > 0; o >>= 1) {
-        T other = __shfl_xor_sync(FULL, M, o);
-        M = other > M ? other : M;
-    }
+    M = warp_max(M);
     T denom = 0;
     for (int k = lane; k < chunks; k += 32) {
         T mk = m[k];

@@ -114,7 +114,7 @@ SOURCE_LOOPS = {
     "decode_chunk warp merge for h": "for (int h = 0; h < hb; h++) {",
     "decode_chunk write acc for c": "for (int c = threadIdx.x; c < d; c += blockDim.x) {",
     "merge max for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        M =",
-    "merge max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
+    "warp_max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
     "merge sum shuffles": "for (int o = 16; o > 0; o >>= 1) denom +=",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
