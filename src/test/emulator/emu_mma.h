@@ -38,36 +38,27 @@ inline unsigned __funnelshift_r(unsigned lo, unsigned hi, unsigned shift) {
 inline float emu_half_bits_to_float(unsigned h) { return (float) emu_fp::to_double<5, 10>(h & 0xffffu); }
 
 inline void emu_mma_m16n8k16_f32_f16_f16_f32(float d[4], const unsigned a[4], const unsigned b[2], const float c[4]) {
-    // Every lane's fragments to every lane, by shuffles (so a lane that did not arrive fails as a shuffle does).
-    unsigned allA[32][4];
-    unsigned allB[32][2];
-    for (int src = 0; src < 32; src++) {
-        for (int r = 0; r < 4; r++) allA[src][r] = __shfl_sync(0xffffffffu, a[r], src);
-        for (int r = 0; r < 2; r++) allB[src][r] = __shfl_sync(0xffffffffu, b[r], src);
-    }
-    float A[16][16];
-    float B[16][8];
-    for (int lane = 0; lane < 32; lane++) {
-        int g = lane >> 2;
-        int t = lane & 3;
-        for (int half = 0; half < 2; half++) {
-            A[g][2 * t + half] = emu_half_bits_to_float(allA[lane][0] >> (16 * half));
-            A[g + 8][2 * t + half] = emu_half_bits_to_float(allA[lane][1] >> (16 * half));
-            A[g][2 * t + 8 + half] = emu_half_bits_to_float(allA[lane][2] >> (16 * half));
-            A[g + 8][2 * t + 8 + half] = emu_half_bits_to_float(allA[lane][3] >> (16 * half));
-            B[2 * t + half][g] = emu_half_bits_to_float(allB[lane][0] >> (16 * half));
-            B[2 * t + 8 + half][g] = emu_half_bits_to_float(allB[lane][1] >> (16 * half));
-        }
-    }
+    // Every lane's fragments to every lane, at one meeting of the warp (a lane that did not arrive fails as at a
+    // shuffle).
+    struct Fragments {
+        unsigned a[4], b[2];
+    } mine = {{a[0], a[1], a[2], a[3]}, {b[0], b[1]}}, all[32];
+    emu_warp_gather_bytes(0xffffffffu, &mine, all, (int) sizeof mine);
+    // This lane's two rows of A (g, g + 8) and two columns of B (2t, 2t + 1), element k from the lane that holds it.
     int lane = (int) (((emu_threadIdx.z * emu_blockDim.y + emu_threadIdx.y) * emu_blockDim.x + emu_threadIdx.x) & 31);
     int g = lane >> 2;
     int t = lane & 3;
+    float A[2][16];
+    float B[16][2];
+    for (int k = 0; k < 16; k++) {
+        int pair = (k & 7) >> 1, shift = 16 * (k & 1), high = k >> 3;
+        for (int r = 0; r < 2; r++) A[r][k] = emu_half_bits_to_float(all[4 * g + pair].a[2 * high + r] >> shift);
+        for (int j = 0; j < 2; j++) B[k][j] = emu_half_bits_to_float(all[4 * (2 * t + j) + pair].b[high] >> shift);
+    }
     for (int i = 0; i < 4; i++) {
-        int row = g + 8 * (i >> 1);
-        int col = 2 * t + (i & 1);
         float sum = c[i];
         for (int k = 0; k < 16; k++) {
-            float p = emu_unfusable(A[row][k] * B[k][col]);   // exact: 11-bit by 11-bit significands
+            float p = emu_unfusable(A[i >> 1][k] * B[k][i & 1]);   // exact: 11-bit by 11-bit significands
             sum = emu_unfusable(sum + p);
         }
         d[i] = sum;

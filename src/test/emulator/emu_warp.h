@@ -23,7 +23,8 @@ enum : int {
     emu_warp_ballot,
     emu_warp_all,
     emu_warp_any,
-    emu_warp_syncwarp
+    emu_warp_syncwarp,
+    emu_warp_gather
 };
 
 template <typename T>
@@ -64,6 +65,19 @@ EMU_WARP_INLINE int __any_sync(unsigned mask, int predicate) {
     return (int) emu_warp_call(emu_warp_any, mask, predicate != 0, 0, 32);
 }
 EMU_WARP_INLINE void __syncwarp(unsigned mask = 0xffffffffu) { emu_warp_call(emu_warp_syncwarp, mask, 0, 0, 32); }
+
+// The emulator's own collective, for warp-wide instructions whose lanes read one another's registers (mma): every
+// lane of mask gives `bytes` bytes at `mine` and gets lane i's at all + i·bytes (a lane outside mask: poison bits),
+// at one meeting of the lanes, where shuffles would take one meeting per word and lane.
+struct EmuGather {
+    const void* mine;
+    void* all;
+    int bytes;
+};
+EMU_WARP_INLINE void emu_warp_gather_bytes(unsigned mask, const void* mine, void* all, int bytes) {
+    EmuGather g{mine, all, bytes};
+    emu_warp_call(emu_warp_gather, mask, (uint64_t) (uintptr_t) &g, bytes, 32);
+}
 EMU_WARP_INLINE unsigned __activemask() { return emu_warp_active_mask(); }
 
 // The bit intrinsics that go with ballots.

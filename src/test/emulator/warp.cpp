@@ -10,19 +10,22 @@
 // at __syncthreads or at another warp call site) is found when no fiber of the block can run any more
 // (block.cpp). All of these are CUDA_ERROR_LAUNCH_FAILED, with one stderr line naming kernel, block, warp and lanes.
 #include <stdio.h>
+#include <string.h>
 
+#include "emu_warp.h"
 #include "worker.h"
 
 namespace emu {
 namespace {
 
 // The operations, as cuda_emu.h passes them.
-enum WarpOp { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAll, kAny, kSyncwarp };
+enum WarpOp { kShflIdx, kShflUp, kShflDown, kShflXor, kBallot, kAll, kAny, kSyncwarp, kGather };
 
 const char* op_name(int op) {
     static const char* const names[] = {"__shfl_sync",   "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync",
-                                        "__ballot_sync", "__all_sync",     "__any_sync",       "__syncwarp"};
-    return op >= 0 && op <= kSyncwarp ? names[op] : "an unknown warp intrinsic";
+                                        "__ballot_sync", "__all_sync",     "__any_sync",       "__syncwarp",
+                                        "a warp-wide matrix instruction (emu_warp_gather_bytes)"};
+    return op >= 0 && op <= kGather ? names[op] : "an unknown warp intrinsic";
 }
 
 // A lane that does not take part in a shuffle gives the poison pattern, as unwritten memory does: reading an
@@ -73,6 +76,10 @@ std::string arrival_error(Worker* w, const Fiber& f) {
         return "lane " + std::to_string(lane) + " calls " + call_text(f) + ", which names lanes " +
                hex(c.mask & ~existing_lanes(w, warp)) + " this block does not have";
     }
+    if (c.op == kGather && (c.arg < 1 || c.arg > 256)) {
+        return "lane " + std::to_string(lane) + " calls " + call_text(f) + " with " + std::to_string(c.arg) +
+               " bytes, not 1 to 256";
+    }
     if (c.op <= kShflXor && (c.width < 1 || c.width > 32 || (c.width & (c.width - 1)) != 0)) {
         return "lane " + std::to_string(lane) + " calls " + call_text(f) + " and width " + std::to_string(c.width) +
                ", not a power of 2 up to 32";
@@ -88,6 +95,11 @@ std::string arrival_error(Worker* w, const Fiber& f) {
     for (unsigned other = 0; other < 32 && warp * 32 + other < block_threads(w); other++) {
         const Fiber& g = w->fibers[warp * 32 + other];
         if (other == lane || g.state != kAtWarp || g.site != f.site) continue;
+        if (c.op == kGather && g.warp.op == kGather && g.warp.arg != c.arg) {
+            return "lanes " + std::to_string(other) + " and " + std::to_string(lane) + " meet at " + op_name(c.op) +
+                   " at " + code_text(f.site) + " with " + std::to_string(g.warp.arg) + " and " + std::to_string(c.arg) +
+                   " bytes";
+        }
         if ((g.warp.mask & c.mask) != 0 && g.warp.mask != c.mask) {
             return "lanes " + std::to_string(other) + " and " + std::to_string(lane) + " meet at " + op_name(c.op) +
                    " at " + code_text(f.site) + " with masks " + hex(g.warp.mask) + " and " + hex(c.mask);
@@ -117,6 +129,22 @@ uint64_t shuffle(const WarpCall& c, unsigned lane, const uint64_t* values, unsig
     return (mask >> source & 1) != 0 ? values[source] : kPoisonBits;
 }
 
+// emu_warp_gather_bytes for lane g: every lane's bytes into g's buffer, by source lane (poison where a lane is not
+// in the mask). The lanes' EmuGather records are on their own stacks, which stay put while they are parked.
+void gather(Worker* w, unsigned warp, unsigned mask, Fiber& g) {
+    const EmuGather* to = reinterpret_cast<const EmuGather*>(g.warp.value);
+    unsigned char* out = static_cast<unsigned char*>(to->all);
+    for (unsigned lane = 0; lane < 32; lane++) {
+        if ((mask >> lane & 1) == 0) {
+            memset(out + lane * to->bytes, 0xff, (size_t) to->bytes);
+            continue;
+        }
+        const EmuGather* from = reinterpret_cast<const EmuGather*>(w->fibers[warp * 32 + lane].warp.value);
+        memcpy(out + lane * to->bytes, from->mine, (size_t) to->bytes);
+    }
+    g.warp.result = 0;
+}
+
 // Completes the call f waits at when every lane its mask names is there; true when it did.
 bool release_if_complete(Worker* w, Fiber& f) {
     const unsigned warp = index_of(w, f) / 32, mask = f.warp.mask;
@@ -143,6 +171,7 @@ bool release_if_complete(Worker* w, Fiber& f) {
         case kAll: g.warp.result = truths == mask; break;
         case kAny: g.warp.result = truths != 0; break;
         case kSyncwarp: g.warp.result = 0; break;
+        case kGather: gather(w, warp, mask, g); break;
         default: g.warp.result = shuffle(g.warp, lane, values, mask); break;
         }
         g.state = kReady;
