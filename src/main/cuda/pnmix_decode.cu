@@ -250,6 +250,7 @@ struct Online {
 
 // The packed cache (layout: packed_cache.cuh), dequantized in T as it is read.
 struct PackedRows {
+    static constexpr bool GROUPS = true;   // quantized groups: the fp32 kernel scores their keys on tensor cores
     Cache K;
     // Its rows (sink, residual) are a few dozen keys of a chunk: reading the query slice there per key, not per
     // window, keeps the kernel within 128 registers without spills (ptxas, sm_90).
@@ -313,6 +314,7 @@ struct PackedRows {
 // An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves; one segment.
 struct Fp16Rows {
     static constexpr bool QUERY_PER_KEY = false;   // every key is a row: the query slice stays in registers
+    static constexpr bool GROUPS = false;
     const unsigned char* k;
     const unsigned char* v;
     int channels;
@@ -475,20 +477,152 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
     }
 }
 
+// ---- Keys of a quantized group on tensor cores (the fp32 packed kernel) ----
+// q·k with k = zero + code·scale (the CPU twin's dequantization) is Σ_c q_c·zero_c + Σ_c (q_c·scale_c)·code_c: a
+// group's zeros and scales are per channel, so per group and held head the first sum is one number (zsum) and the
+// second a product of the keys' codes, exact small integers in fp16, with weights w_c = q_c·scale_c: an mma a
+// 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
+// hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits, two mma a step into one accumulator; w is scaled per
+// head by a power of two (exact) that puts its largest |w| in [2^14, 2^15), so lo stays a normal half down to 2^-11
+// of it and nothing overflows. Why not dequantize in half2 (zero + code·scale by HFMA2): the key would be rounded
+// to 11 bits, far outside the fp32 twin's tolerance; here only w is split, and to 22 bits. The fp64 kernel keeps
+// key_scores.
+#define KEY_STEP 16   // channels of one mma k-step
+
+__device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) / KEY_STEP; }
+
+// A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: keyTileBytes per warp, after the query).
+struct KeyTiles {
+    uint4* frag;      // [key_steps(d)][HB][4]: lane (g = head < HB, t)'s B fragments of step s: hi b[0], b[1], lo b[0], b[1]
+    float* score;     // [HB][WINDOW]: the block's scores before unscale and zsum
+    float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
+    float* zsum;      // [HB]: Σ_c q_c·zero_c
+};
+
+__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * hb * 64 + hb * WINDOW * 4 + 2 * hb * 4; }
+
+// The warp's weights for group g's keys (meta: the group's [channel] scale/zero words from the KV head's first
+// channel; sQ: the pass's query [channel][HB], zero past its heads), into kt; channels from d to the last step's
+// end weigh 0. Once per group and pass, by the warp that enters the group (the warps walk different stretches).
+// Not inlined: its registers do not add to the key loop's, and the SASS count finds it (sass-counts.py).
+template <int HB>
+__device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint4* fragOut, float* unscale,
+                                               float* zsum, int lane) {
+    unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
+    int padded = key_steps(d) * KEY_STEP;
+    __syncwarp();   // every lane has read the previous group's weights and scores
+#pragma unroll 1
+    for (int h = 0; h < HB; h++) {
+        float big = 0, z = 0;
+        for (int c = lane; c < d; c += 32) {
+            unsigned int m = meta[c];
+            float q = sQ[c * HB + h];
+            float w = q * half_lo(m);
+            big = fabsf(w) > big ? fabsf(w) : big;
+            z += q * half_hi(m);
+        }
+        big = warp_max(big);
+        for (int o = 16; o > 0; o >>= 1) z += __shfl_xor_sync(FULL, z, o);
+        // big = 2^x · 1.f (x from its exponent field; a subnormal counts as 2^-126): e = 14 - x, kept within fp32's
+        // powers of two both ways (a head whose weights are all below 2^-86 loses only what lies below 2^-125).
+        int x = (int) ((__float_as_uint(big) >> 23) & 0xffu) - 127;
+        int e = big > 0 ? 14 - (x < -126 ? -126 : x) : 0;
+        e = e > 100 ? 100 : e;
+        float up = __uint_as_float((unsigned int) (127 + e) << 23), down = __uint_as_float((unsigned int) (127 - e) << 23);
+        if (lane == 0) {
+            unscale[h] = down;
+            zsum[h] = z;
+        }
+        for (int c = lane; c < padded; c += 32) {
+            float w = c < d ? sQ[c * HB + h] * half_lo(meta[c]) * up : 0.0f;
+            __half hi = __float2half_rn(w);
+            __half lo = __float2half_rn(w - __half2float(hi));
+            // channel c of step s = c / 16 is half (c & 1) of b[(c & 15) >> 3] in lane (h, t = (c & 7) >> 1)
+            unsigned short* f = frag + (((c >> 4) * HB + h) * 4 + ((c & 7) >> 1)) * 8 + ((c & 15) >> 3) * 2 + (c & 1);
+            f[0] = __half_as_ushort(hi);
+            f[4] = __half_as_ushort(lo);
+        }
+    }
+    __syncwarp();
+}
+
+// Scores of the 32 tokens of the group's block that starts at token blk0 (base: the group's and KV head's first
+// channel in keyBits/keyOffsets) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
+// = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
+// 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
+// funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
+// reads channels 16s + 2t, +1, +8, +9 of step s. Tokens past the group (a last block shorter than 32) read the
+// block's first token's run instead: in the group, and never keys of the window.
+template <int HB>
+__device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
+    int g = lane >> 2, t = lane & 3;
+    int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
+    const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
+    const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;
+    float acc[2][4] = {};
+#pragma unroll 1
+    for (int s = 0; s < key_steps(d); s++) {
+        unsigned int x[4];   // channels 16s + 2t, 16s + 2t + 1, 16s + 2t + 8, 16s + 2t + 9: codes of tok .. tok + 3
+        int b[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int c = KEY_STEP * s + 2 * t + (j & 1) + 8 * (j >> 1);
+            int bits = 0, off = 0;   // past d: no bits, and word 0 (read, masked off)
+            if (c < d) {
+                bits = K.keyBits[base + c];
+                off = K.keyOffsets[base + c];
+            }
+            int bit = tok * bits, i = (off >> 2) + (bit >> 5);
+            x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
+            b[j] = bits;
+        }
+        unsigned int m01 = ((1u << b[0]) - 1u) | ((1u << b[1]) - 1u) << 16, m23 = ((1u << b[2]) - 1u) | ((1u << b[3]) - 1u) << 16;
+        uint4 w = g < HB ? frag[s * HB * 4] : make_uint4(0u, 0u, 0u, 0u);
+        unsigned int hi[2] = {w.x, w.y}, lo[2] = {w.z, w.w};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            unsigned int a[4];   // row g: code 2i of the run; row g + 8: code 2i + 1
+            a[0] = codes_to_half2(x[0] >> (2 * i * b[0]), x[1] >> (2 * i * b[1]), m01);
+            a[1] = codes_to_half2(x[0] >> ((2 * i + 1) * b[0]), x[1] >> ((2 * i + 1) * b[1]), m01);
+            a[2] = codes_to_half2(x[2] >> (2 * i * b[2]), x[3] >> (2 * i * b[3]), m23);
+            a[3] = codes_to_half2(x[2] >> ((2 * i + 1) * b[2]), x[3] >> ((2 * i + 1) * b[3]), m23);
+            mma_m16n8k16_f32_f16(acc[i], a, hi, acc[i]);
+            mma_m16n8k16_f32_f16(acc[i], a, lo, acc[i]);
+        }
+    }
+    // acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), head 2t + (j & 1)
+    __syncwarp();   // every lane has read the previous window's scores
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        if (2 * t + j < HB) {
+            *reinterpret_cast<float4*>(kt.score + (2 * t + j) * WINDOW + 4 * g) =
+                make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
+        }
+    }
+    __syncwarp();
+}
+
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
 // e = j0's place in it). Keys: lane τ scores block token τ (key_scores), so token τ's scores are in lane τ. Then
 // the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a time, each score by shuffle from the
 // lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                             const T* sQ, Online<T, HB>& st, const Lanes& a) {
+                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
-    // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
     bool holds = a.lane >= e && a.lane < e + n;   // lane e + t holds key t of the window
-    key_scores<T, HB>(K, base, t0 + (holds ? a.lane - e : 0), d, sQ, sl);
+    if constexpr (sizeof(T) == 4) {
+        // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
+        key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
+#pragma unroll
+        for (int h = 0; h < HB; h++) sl[h] = kt.score[h * WINDOW + a.lane] * kt.unscale[h] + kt.zsum[h];
+    } else {
+        // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
+        key_scores<T, HB>(K, base, t0 + (holds ? a.lane - e : 0), d, sQ, sl);
+    }
     // The window's softmax once, not a key at a time in every lane of a team: its max per head (xor shuffles over
     // the lanes that hold its keys), every team's running state raised to it (Online::raise_to), then each key's
     // weight 2^(s - m) worked out in the lane that holds the key, against the max of the team that takes it (key t:
@@ -562,7 +696,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
-                                             Online<T, HB>&, const Lanes&) {}
+                                             Online<T, HB>&, const Lanes&, const KeyTiles&) {}
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
@@ -686,6 +820,17 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     T* sL = sM + WARPS * hs;
     T* sAcc = sL + WARPS * hs;
     T* sQ = sAcc + WARPS * hs * d;
+    // The fp32 packed kernel's key tiles (KeyTiles), a part a warp, from the next 16-byte boundary after the query.
+    constexpr bool tensorKeys = sizeof(T) == 4 && Rows::GROUPS;
+    KeyTiles kt = {};
+    if constexpr (tensorKeys) {
+        unsigned char* w = smem_raw + ((WARPS * hs * (d + 2) + HB * d) * (int) sizeof(T) + 15) / 16 * 16
+                           + a.warp * key_tile_bytes(d, HB);
+        kt.frag = reinterpret_cast<uint4*>(w);
+        kt.score = reinterpret_cast<float*>(w + key_steps(d) * HB * 64);
+        kt.unscale = kt.score + HB * WINDOW;
+        kt.zsum = kt.unscale + HB;
+    }
 
     // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four
     // stretches at once (in a packed cache, four groups' key streams, not four quarters of one group's).
@@ -708,6 +853,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         st.clear();
         // Windows of at most `window` keys, never across a segment's end.
         Segment seg = R.segment_at(first);
+        int staged = -1;   // the group whose key weights kt holds (tensorKeys), for this pass's heads
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
             int end = seg.end < wto ? seg.end : wto;
@@ -717,7 +863,14 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             if (R.rows(seg)) {
                 rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
+                if constexpr (tensorKeys) {
+                    if (seg.g != staged) {
+                        stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + seg.g * (R.K.Hkv * d) + kvh * d,
+                                              d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
+                        staged = seg.g;
+                    }
+                }
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.

@@ -3,6 +3,7 @@
 // both. The emulator's self-test (src/test/cuda/emulator_selftest.cu, EmulatedDriverSelfTest) checks each against
 // hand-computed values, on a GPU as on the emulator.
 #pragma once
+#include <cuda_fp16.h>
 
 // D = A·B + C, m16n8k16, A row-major and B column-major fp16, C and D fp32, every lane of a full warp at once, with
 // PTX's fragment layout (g = lane / 4, t = lane % 4; each .b32 holds two halves, the lower column or row first):
@@ -46,6 +47,26 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
     for (int m = 0; m < 8; m++) {
         if (LUT >> m & 1u) d |= (m & 4 ? a : ~a) & (m & 2 ? b : ~b) & (m & 1 ? c : ~c);
     }
+    return d;
+#endif
+}
+
+// Two codes (each below 2^10: the low bits of lo and of hi under mask's low and high halves) as the fp16 pair of
+// their exact values, lo's in the lower half, with no conversion instruction: both into one word (PRMT), each ORed
+// into the mantissa of 1024.0 (0x6400, LOP3), then 1024 subtracted from both at once (HSUB2, exact).
+__device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, unsigned mask) {
+    unsigned biased = lop3<0xEA>(__byte_perm(lo, hi, 0x5410), mask, 0x64006400u);   // (x & mask) | magic
+#if defined(__CUDA_ARCH__)
+    unsigned d;
+    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(biased), "r"(0x64006400u));
+    return d;
+#else
+    unsigned magicBits = 0x64006400u, d;
+    __half2 x, magic;
+    memcpy(&x, &biased, sizeof x);
+    memcpy(&magic, &magicBits, sizeof magic);
+    __half2 r = __hsub2(x, magic);
+    memcpy(&d, &r, sizeof d);
     return d;
 #endif
 }

@@ -96,6 +96,11 @@ inline float __fdiv_rn(float a, float b) { return emu_unfusable(emu_unfusable(a)
 // One rounding of a * b + c (build.sh compiles kernels with -mfma, so these are single instructions).
 inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+// A float's bits as an integer and back (CUDA's reinterpretations: no conversion).
+inline unsigned __float_as_uint(float x) { unsigned u; __builtin_memcpy(&u, &x, sizeof u); return u; }
+inline float __uint_as_float(unsigned u) { float x; __builtin_memcpy(&x, &u, sizeof x); return x; }
+inline int __float_as_int(float x) { return (int) __float_as_uint(x); }
+inline float __int_as_float(int i) { return __uint_as_float((unsigned) i); }
 
 // The fast single-precision intrinsics: the host's expf/logf, or values within their documented error
 // (MECHSPEC_EMU_MATH=adversarial, math.cpp). The kernels' calls of exp, expf, log, ... reach math.cpp as well:

@@ -218,7 +218,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
         String suffix = fp32 ? "_f32" : "_f64";
         String chunkKernel = (fp16Cache ? "fp16_decode_chunk" : "packed_decode_chunk") + suffix;
         int e = fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE;
-        int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e);
+        int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e, !fp16Cache);
         if (wait) {
             cuda.launch(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
         } else {
@@ -252,14 +252,20 @@ public final class CudaSplitKDecode implements AutoCloseable {
     /**
      * The warps' end-of-chunk states, merged once through shared memory (pnmix_decode.cu): m, l and acc [d] per warp
      * and held query head, and the query the windows read, [d][heads held] (all {@link #headsHeld} of them, zero past
-     * the group's); the tile does not enter (K and V never go through shared memory).
+     * the group's); for the fp32 packed kernel ({@code packed}) then its warps' key tiles (the quantized groups' keys
+     * on tensor cores). The tile does not enter (K and V never go through shared memory).
      */
-    static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes) {
+    static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes, boolean packed) {
         long held = headsHeld(elementBytes);
         long heads = Math.min(groupHeads, held);
         // The warps' m, l and acc for the heads a pass holds, then the query [headDim][held] (zero past the group).
-        long n = WARPS * heads * (headDim + 2L) + held * headDim;
-        return (int) Math.min(Integer.MAX_VALUE, n * elementBytes);
+        long n = (WARPS * heads * (headDim + 2L) + held * headDim) * elementBytes;
+        if (packed && elementBytes == Sizeof.FLOAT) {
+            // From the next 16 bytes, a warp's key tiles (KeyTiles): per 16-channel step and held head 4 lanes' 16 bytes
+            // of fp16 weights, the block's scores [held][32] and per held head 2^-e and the zero sum (fp32).
+            n = (n + 15) / 16 * 16 + WARPS * ((headDim + 15) / 16 * held * 64 + held * 32 * 4 + 2 * held * 4);
+        }
+        return (int) Math.min(Integer.MAX_VALUE, n);
     }
 
     /**
@@ -287,7 +293,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
      */
     static int tileKeys(int groupHeads, int headDim, int elementBytes) {
         for (int t = MAX_TILE; t >= 1; t /= 2) {
-            if (sharedBytes(groupHeads, headDim, t, elementBytes) <= MAX_SHARED_BYTES) {
+            if (sharedBytes(groupHeads, headDim, t, elementBytes, true) <= MAX_SHARED_BYTES) {
                 return t;
             }
         }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The tensor-core, bit-level and special-function building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync
- * m16n8k16, lop3, ex2.approx.ftz) and
+ * m16n8k16, lop3, ex2.approx.ftz, codes_to_half2: PRMT, LOP3 and sub.f16x2) and
  * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
  * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits}, {@code selftest_ex2} in
@@ -124,7 +124,7 @@ class WarpMatrixOpsTest {
         int b = 0x9ABCDEF0;
         int c = 0x0F0F0F0F;
         int[] x = {a, b, c, 0x00020001};
-        int[] out = new int[15];
+        int[] out = new int[16];
         CudaBackend cuda = cuda();
         try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
             CUdeviceptr dx = buf.upload(Pointer.to(x), (long) x.length * Sizeof.INT);
@@ -153,6 +153,8 @@ class WarpMatrixOpsTest {
         assertThat(out[12]).as("__funnelshift_r by 0").isEqualTo(a);
         assertThat(out[13]).as("__funnelshift_r by 12").isEqualTo(0xEF012345);
         assertThat(out[14]).as("__funnelshift_r by 44 wraps").isEqualTo(0xEF012345);
+        // 5.0 = 1.25 · 2^2 (0x4500); 387.0 = (1 + 131/256) · 2^8 (0x5E0C): the codes' values, the bits above the masks dropped.
+        assertThat(out[15]).as("codes_to_half2").isEqualTo(0x5E0C4500);
     }
 
     /**

@@ -135,7 +135,7 @@ class DecodeKernelCodeTest {
         for (int[] s : shapes) {
             for (int e : new int[] {4, 8}) {
                 int tile = CudaSplitKDecode.tileKeys(s[0], s[1], e);
-                int bytes = CudaSplitKDecode.sharedBytes(s[0], s[1], tile, e);
+                int bytes = CudaSplitKDecode.sharedBytes(s[0], s[1], tile, e, true);
                 assertThat((long) CudaSplitKDecode.BLOCKS_PER_SM * (bytes + RESERVED_SHARED_PER_BLOCK))
                         .as("gq %d, d %d, %d-byte elements: %d blocks of %d B shared", s[0], s[1], e, CudaSplitKDecode.BLOCKS_PER_SM, bytes)
                         .isLessThanOrEqualTo(SM_SHARED_BYTES);

@@ -326,6 +326,15 @@ public final class PnMixKernelChecks {
             cases.add(decodeCase("d" + d + " group3 keys" + (3 * DECODE_CHUNK + 40), rng, 2, 3, d, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
                     false, false, owner, new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 3, 1, 2, 2, OneBitLevels.CONDITIONAL_MEANS)));
         }
+        // Key widths 2 to 8 with a pair's channels far apart (half-split), so a lane's neighbouring channels differ in
+        // width; groups whose last 32-token block is short (40 tokens) or that are shorter than a block (20); head dims
+        // the fp32 kernel's 16-channel tensor-core steps overrun (40, 24).
+        cases.add(decodeCase("d40 group4, 40-token groups of 8- and 5-bit keys", rng, 2, 4, 40, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 40, 40, 0.5, 8, 5, 4, 8, OneBitLevels.CONDITIONAL_MEANS),
+                PairLayout.HALF_SPLIT));
+        cases.add(decodeCase("d24 group2, 20-token groups of 7- and 2-bit keys", rng, 2, 2, 24, 2 * DECODE_CHUNK + 13, DECODE_CHUNK,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 20, 20, 0.5, 7, 2, 1, 8, OneBitLevels.CONDITIONAL_MEANS),
+                PairLayout.HALF_SPLIT));
         // 69 chunks: the CUDA merge's unrolled groups of chunks (32 a group where a lane owns one or two output
         // channels, 16, 8 or 4 where it owns more), then the 5 past the last whole 32 (a group of 4 where they fill
         // one, the rest one at a time); lanes owning 1, 2, 4 and 8 channels (d = 160: the last three of 8 past d).
@@ -348,7 +357,12 @@ public final class PnMixKernelChecks {
 
     static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk,
                                  boolean zeroQuery, boolean dominantKey, PackedCacheOps owner, PnMixConfig.CachePolicy policy) {
-        PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, PairLayout.ADJACENT),
+        return decodeCase(name, rng, kv, group, d, length, chunk, zeroQuery, dominantKey, owner, policy, PairLayout.ADJACENT);
+    }
+
+    static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk, boolean zeroQuery,
+                                 boolean dominantKey, PackedCacheOps owner, PnMixConfig.CachePolicy policy, PairLayout layout) {
+        PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, layout),
                 policy, new PnMixConfig.Tokens(40, 0));
         PairMask mask = RandomMasks.draw(rng, 1, kv, c.model().pairs(), c.highPairsPerHead())[0];
         StreamingCache packed = new StreamingCache(c, owner,
