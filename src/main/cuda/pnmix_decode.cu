@@ -514,6 +514,7 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
 #pragma unroll 1
     for (int h = 0; h < HB; h++) {
         float big = 0, z = 0;
+#pragma unroll 1
         for (int c = lane; c < d; c += 32) {
             unsigned int m = meta[c];
             float q = sQ[c * HB + h];
@@ -533,6 +534,7 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
             unscale[h] = down;
             zsum[h] = z;
         }
+#pragma unroll 1
         for (int c = lane; c < padded; c += 32) {
             float w = c < d ? sQ[c * HB + h] * half_lo(meta[c]) * up : 0.0f;
             __half hi = __float2half_rn(w);

@@ -104,6 +104,11 @@ def line_sets(decode, cache):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++) {",
+    "stage_key_weights for h": "for (int h = 0; h < HB; h++) {\n        float big = 0, z = 0;",
+    "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
+    "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
+    "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z += __shfl_xor_sync(FULL, z, o);",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
@@ -139,7 +144,7 @@ def source_loop_lines(decode):
     return out
 
 
-CLASSES = ["fp32_fma_mul_add", "fp64", "half", "mufu", "shfl", "integer_logic", "convert", "load_global",
+CLASSES = ["fp32_fma_mul_add", "fp64", "half", "mma", "mufu", "shfl", "integer_logic", "convert", "load_global",
            "load_shared", "store", "predicate_select_move", "branch_sync", "other"]
 
 
@@ -157,6 +162,8 @@ def op_class(name):
         if name.startswith("HFMA2.MMA"):
             return "predicate_select_move"
         return "half"
+    if base == "HMMA":
+        return "mma"
     if base == "MUFU":
         return "mufu"
     if base == "SHFL":
@@ -442,7 +449,8 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
     hot = [k for k in range(len(blocks)) if k not in cold and k not in rare]
     in_loops = set().union(*[lp["blocks"] for lp in loops]) if loops else set()
     out = {"instructions": len(ins), "hot_instructions": size(hot), "cold_instructions": size(cold),
-           "rare_instructions": size(rare), "outside_loops": size(k for k in hot if k not in in_loops), "loops": []}
+           "rare_instructions": size(rare), "outside_loops": size(k for k in hot if k not in in_loops),
+           "outside_loops_by_class": census(ins, blocks, [k for k in hot if k not in in_loops]), "loops": []}
     for lp in sorted(loops, key=lambda q: ins[blocks[q["header"]][0]]["a"]):
         c = census(ins, blocks, lp["own_blocks"])
         parent = lp["parent"]
@@ -485,7 +493,14 @@ def per_key(reports):
         vk = 8 if t == "f32" else 4
         packed = reports["packed_decode_chunk_" + t]
         fp16 = reports["fp16_decode_chunk_" + t]
-        channels = find_loop(packed, "key_scores for c")["own"]
+        # fp32: a quantized group's keys on tensor cores, one 16-channel step of the block's 32 keys an iteration,
+        # with the group's weights staged once a group and pass (stage_key_weights, a function of its own); fp64: a
+        # lane a key, four channels an iteration
+        tensor = t == "f32"
+        channels = find_loop(packed, "key_tile_scores for s" if tensor else "key_scores for c")["own"]
+        stage = None
+        if tensor:
+            stage = reports[next(n for n in reports if n.startswith("packed_decode_chunk_f32:_Z17stage_key_weights"))]
         values = find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
         rows = find_loop(fp16, "rows_window for i")["own"]
@@ -498,16 +513,31 @@ def per_key(reports):
             p = 32 // r
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
-            key_part = add((passes * (d // 4) / n, channels))
+            key_iterations = -(-d // 16) if tensor else d // 4   # per 32-key window
+            key_part = add((passes * key_iterations / n, channels))
             value_part = add((passes * value_iterations / n, values))
+            group_tokens = 128   # the bench's groups (the pinned cache policy)
+            if tensor:
+                # once a group and pass: outside its loops, and per held head the head loop, d/32 iterations of the
+                # largest-weight loop and key_steps(d)·16/32 of the weights loop (both one channel a lane)
+                per_head = add((1, find_loop(stage, "stage_key_weights for h")["own"]),
+                               (-(-d // 32), find_loop(stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
+                               (-(-(-(-d // 16) * 16) // 32), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
+                staging = add((1, stage["outside_loops_by_class"]), (hb, per_head))
+                staging_part = add((passes / group_tokens, staging))
+            else:
+                staging_part = add()
             result[f"packed_{t}_{shape}"] = {
-                "per_iteration": {"key_scores for c": f"32 keys per {d // 4} iterations",
+                "per_iteration": {("key_tile_scores for s" if tensor else "key_scores for c"):
+                                      f"32 keys per {key_iterations} iterations",
                                   "group_window for i0": f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
-                                  "decode_chunk for j0": "32 keys"},
+                                  "decode_chunk for j0": "32 keys"}
+                                 | ({"stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
                 "passes": passes,
                 "key_phase": key_part, "value_phase": value_part, "window": add((passes / n, window_packed)),
-                "per_key_kv_head": add((1, key_part), (1, value_part), (passes / n, window_packed)),
+                "group_staging": staging_part,
+                "per_key_kv_head": add((1, key_part), (1, value_part), (passes / n, window_packed), (1, staging_part)),
             }
             result[f"fp16_{t}_{shape}"] = {
                 "per_iteration": {"rows_window for i": f"P = {p} keys",
@@ -542,7 +572,7 @@ def per_key(reports):
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"key_scores for c", "group_window for i0",
+            per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
             counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
