@@ -120,6 +120,8 @@ struct Lanes {
     // lane's 8 codes are one aligned 32-bit word (wordByte: its byte in the value group's codes).
     int vg, vgIndex, wordByte;
     bool wordPath;
+    bool keyTiles;     // the fp32 packed kernel scores a quantized group's keys on tensor cores (d even)
+    bool valueTiles;   // the fp32 packed kernel takes a quantized group's values on tensor cores (value_tiles_fit)
 };
 
 // Where a window is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
@@ -494,12 +496,12 @@ __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) / KE
 // A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: keyTileBytes per warp, after the query).
 struct KeyTiles {
     uint4* frag;      // [key_steps(d)][HB][4]: lane (g = head < HB, t)'s B fragments of step s: hi b[0], b[1], lo b[0], b[1]
-    float* score;     // [HB][WINDOW]: the block's scores before unscale and zsum
+    float* score;     // [2·HB][WINDOW]: the block's scores before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c
 };
 
-__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * hb * 64 + hb * WINDOW * 4 + 2 * hb * 4; }
+__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * hb * 64 + 2 * hb * WINDOW * 4 + 2 * hb * 4; }
 
 // The warp's weights for group g's keys (meta: the group's [channel] scale/zero words from the KV head's first
 // channel; sQ: the pass's query [channel][HB], zero past its heads), into kt; channels from d to the last step's
@@ -508,41 +510,56 @@ __device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(
 template <int HB>
 __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint4* fragOut, float* unscale,
                                                float* zsum, int lane) {
+    static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
     unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
     int padded = key_steps(d) * KEY_STEP;
     __syncwarp();   // every lane has read the previous group's weights and scores
+    // Per head its largest |w| and Σ q·zero, a channel a lane.
+    float big[HB] = {}, z[HB] = {};
 #pragma unroll 1
+    for (int c = lane; c < d; c += 32) {
+        unsigned int m = meta[c];
+        float q[HB];
+        load4(sQ + c * HB, q);
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float w = fabsf(q[h] * half_lo(m));
+            big[h] = w > big[h] ? w : big[h];
+            z[h] += q[h] * half_hi(m);
+        }
+    }
+    // Per head the power of two up = 2^e: big = 2^x · 1.f (x from its exponent field; a subnormal counts as 2^-126),
+    // e = 14 - x, kept within fp32's powers of two both ways (a head whose weights are all below 2^-86 loses only what
+    // lies below 2^-125 of them).
+    float up[HB];
+#pragma unroll
     for (int h = 0; h < HB; h++) {
-        float big = 0, z = 0;
-#pragma unroll 1
-        for (int c = lane; c < d; c += 32) {
-            unsigned int m = meta[c];
-            float q = sQ[c * HB + h];
-            float w = q * half_lo(m);
-            big = fabsf(w) > big ? fabsf(w) : big;
-            z += q * half_hi(m);
-        }
-        big = warp_max(big);
-        for (int o = 16; o > 0; o >>= 1) z += __shfl_xor_sync(FULL, z, o);
-        // big = 2^x · 1.f (x from its exponent field; a subnormal counts as 2^-126): e = 14 - x, kept within fp32's
-        // powers of two both ways (a head whose weights are all below 2^-86 loses only what lies below 2^-125).
-        int x = (int) ((__float_as_uint(big) >> 23) & 0xffu) - 127;
-        int e = big > 0 ? 14 - (x < -126 ? -126 : x) : 0;
+        big[h] = warp_max(big[h]);
+        for (int o = 16; o > 0; o >>= 1) z[h] += __shfl_xor_sync(FULL, z[h], o);
+        int x = (int) ((__float_as_uint(big[h]) >> 23) & 0xffu) - 127;
+        int e = big[h] > 0 ? 14 - (x < -126 ? -126 : x) : 0;
         e = e > 100 ? 100 : e;
-        float up = __uint_as_float((unsigned int) (127 + e) << 23), down = __uint_as_float((unsigned int) (127 - e) << 23);
+        up[h] = __uint_as_float((unsigned int) (127 + e) << 23);
         if (lane == 0) {
-            unscale[h] = down;
-            zsum[h] = z;
+            unscale[h] = __uint_as_float((unsigned int) (127 - e) << 23);
+            zsum[h] = z[h];
         }
+    }
+    // The weights, hi and lo, into lane (h, t)'s fragments: channel c of step s = c / 16 is half (c & 1) of
+    // b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0.
 #pragma unroll 1
-        for (int c = lane; c < padded; c += 32) {
-            float w = c < d ? sQ[c * HB + h] * half_lo(meta[c]) * up : 0.0f;
+    for (int c = lane; c < padded; c += 32) {
+        unsigned int m = c < d ? meta[c] : 0u;
+        float q[HB] = {};
+        if (c < d) load4(sQ + c * HB, q);
+        unsigned short* f = frag + ((c >> 4) * HB * 4 + ((c & 7) >> 1)) * 8 + ((c & 15) >> 3) * 2 + (c & 1);
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float w = q[h] * half_lo(m) * up[h];
             __half hi = __float2half_rn(w);
             __half lo = __float2half_rn(w - __half2float(hi));
-            // channel c of step s = c / 16 is half (c & 1) of b[(c & 15) >> 3] in lane (h, t = (c & 7) >> 1)
-            unsigned short* f = frag + (((c >> 4) * HB + h) * 4 + ((c & 7) >> 1)) * 8 + ((c & 15) >> 3) * 2 + (c & 1);
-            f[0] = __half_as_ushort(hi);
-            f[4] = __half_as_ushort(lo);
+            f[h * 32] = __half_as_ushort(hi);
+            f[h * 32 + 4] = __half_as_ushort(lo);
         }
     }
     __syncwarp();
@@ -553,41 +570,52 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
 // funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
-// reads channels 16s + 2t, +1, +8, +9 of step s. Tokens past the group (a last block shorter than 32) read the
+// reads channels 16s + 2t, +1, +8, +9 of step s (d even: Lanes::keyTiles). Tokens past the group (a last block shorter than 32) read the
 // block's first token's run instead: in the group, and never keys of the window.
+// Channels c and c + 1 of a per-channel int array (keyBits, keyOffsets from the group's and head's first channel),
+// d even (then so are the array's start and c, and c + 1 < d with c), 0 past d: one 8-byte load, from channel 0
+// there (no branch).
+__device__ __forceinline__ int2 channel_pair(const int* p, int c, int d) {
+    int2 v = *reinterpret_cast<const int2*>(p + (c < d ? c : 0));
+    return c < d ? v : make_int2(0, 0);
+}
+
 template <int HB>
 __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
     int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;
+    const int* bitsAt = K.keyBits + base;
+    const int* offsAt = K.keyOffsets + base;
+    const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;   // step s's: HB·4 on (carried, not worked out again)
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++) {
-        unsigned int x[4];   // channels 16s + 2t, 16s + 2t + 1, 16s + 2t + 8, 16s + 2t + 9: codes of tok .. tok + 3
-        int b[4];
+    for (int s = 0, c = 2 * t; s < key_steps(d); s++, c += KEY_STEP, frag += HB * 4) {
+        // channels c, c + 1, c + 8, c + 9: their widths and the codes of tok .. tok + 3 from bit 0 (past d: no bits,
+        // word 0 read and masked off)
+        int2 b01 = channel_pair(bitsAt, c, d), b23 = channel_pair(bitsAt, c + 8, d);
+        int2 o01 = channel_pair(offsAt, c, d), o23 = channel_pair(offsAt, c + 8, d);
+        int b[4] = {b01.x, b01.y, b23.x, b23.y}, off[4] = {o01.x, o01.y, o23.x, o23.y};
+        unsigned int x[4];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            int c = KEY_STEP * s + 2 * t + (j & 1) + 8 * (j >> 1);
-            int bits = 0, off = 0;   // past d: no bits, and word 0 (read, masked off)
-            if (c < d) {
-                bits = K.keyBits[base + c];
-                off = K.keyOffsets[base + c];
-            }
-            int bit = tok * bits, i = (off >> 2) + (bit >> 5);
+            int bit = tok * b[j], i = (off[j] >> 2) + (bit >> 5);
             x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
-            b[j] = bits;
         }
         unsigned int m01 = ((1u << b[0]) - 1u) | ((1u << b[1]) - 1u) << 16, m23 = ((1u << b[2]) - 1u) | ((1u << b[3]) - 1u) << 16;
-        uint4 w = g < HB ? frag[s * HB * 4] : make_uint4(0u, 0u, 0u, 0u);
+        uint4 w = g < HB ? *frag : make_uint4(0u, 0u, 0u, 0u);
         unsigned int hi[2] = {w.x, w.y}, lo[2] = {w.z, w.w};
 #pragma unroll
         for (int i = 0; i < 2; i++) {
-            unsigned int a[4];   // row g: code 2i of the run; row g + 8: code 2i + 1
-            a[0] = codes_to_half2(x[0] >> (2 * i * b[0]), x[1] >> (2 * i * b[1]), m01);
-            a[1] = codes_to_half2(x[0] >> ((2 * i + 1) * b[0]), x[1] >> ((2 * i + 1) * b[1]), m01);
-            a[2] = codes_to_half2(x[2] >> (2 * i * b[2]), x[3] >> (2 * i * b[3]), m23);
-            a[3] = codes_to_half2(x[2] >> ((2 * i + 1) * b[2]), x[3] >> ((2 * i + 1) * b[3]), m23);
+            unsigned int a[4];   // row g: code 2i of the run; row g + 8: code 2i + 1 (each x shifted on by its width)
+            a[0] = codes_to_half2(x[0], x[1], m01);
+            a[2] = codes_to_half2(x[2], x[3], m23);
+#pragma unroll
+            for (int j = 0; j < 4; j++) x[j] >>= b[j];
+            a[1] = codes_to_half2(x[0], x[1], m01);
+            a[3] = codes_to_half2(x[2], x[3], m23);
+#pragma unroll
+            for (int j = 0; j < 4; j++) x[j] >>= b[j];
             mma_m16n8k16_f32_f16(acc[i], a, hi, acc[i]);
             mma_m16n8k16_f32_f16(acc[i], a, lo, acc[i]);
         }
@@ -604,24 +632,171 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
     __syncwarp();
 }
 
+// ---- Values of a quantized group on tensor cores (the fp32 packed kernel, where a value group is a whole head) ----
+// A key's value is zero + code·scale with one scale and zero a token for the head, so the window's Σ_k p_k·v_k is
+// Σ_k code_k·w_k + Σ_k p_k·zero_k with w = p·scale: an mma with A = the codes (channels on M, keys on K: exact small
+// integers in fp16) and B = w (keys on K, heads on N), and the second sum likewise with A = ones and p·zero in B's
+// columns HB .. 2·HB - 1 (the first mma's columns there are not used). B in fp16 as hi + lo·2^-11 (hi = w rounded
+// to fp16, lo = (w - hi)·2^11 rounded), each into its own accumulator: 22 bits of w, and lo stays a normal half
+// while w is above 2^-25, so a weight is off by at most 2^-22 of it or 2^-35, whichever is larger (a split without
+// the 2^11 would lose lo's bits below 2^-24 and so weights below 2^-14 their precision). p <= 1 after raise_to and
+// |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens
+// 16s + 2t, +1, +8, +9 of k-step s (s = 0, 1: the block's 32) and, of each, channels [g·d/8, (g + 1)·d/8), one run of
+// d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m + 1. A pair
+// of tokens' words becomes their low halves side by side and their high halves side by side (PRMT), shifted by 2b an
+// m-tile, and each A register is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's sum per head and channel
+// goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p into team 0's l (the
+// weights are against team 0's max).
+__device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
+    return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
+}
+
+__device__ __forceinline__ unsigned int half2_bits(__half2 h) {
+    unsigned int u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+}
+
+// pk: the weights of the lane's block token (0 where the window does not hold it); blk0: the block's first token in
+// group grp; sO: the warp's [hs][d] slice of sAcc.
+template <int HB>
+__device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, const float* pk,
+                                            Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO, int hs) {
+    static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
+    int g = a.lane >> 2, t = a.lane & 3, b = K.valueBits;
+    // The block's first token's (token, value group) index; a token's is K.vgroups on.
+    long row0 = ((long) grp * K.G + blk0) * K.vgroups + kvh;
+    // B: lane τ's token's w and p·zero into shared memory, [h][τ] and [HB + h][τ] (kt.score: read by now).
+    unsigned int meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) a.lane * K.vgroups] : 0u;
+    float scale = half_lo(meta), zero = half_hi(meta);
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        kt.score[h * WINDOW + a.lane] = pk[h] * scale;
+        kt.score[(HB + h) * WINDOW + a.lane] = pk[h] * zero;
+    }
+    float L[HB];   // Σ p a head over the window
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        L[h] = pk[h];
+        for (int o = 16; o > 0; o >>= 1) L[h] += __shfl_xor_sync(FULL, L[h], o);
+    }
+    // The codes of the lane's tokens (tokens past the group: the block's first, whose weights are 0): the word with
+    // its run, the run shifted to bit 0.
+    int vgWords = K.vgBytes >> 2, runBit = g * (d / 8) * b;
+    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
+    long stride = (long) K.vgroups * vgWords;
+    unsigned int lo[4], hi[4];   // pair q: tokens 16(q >> 1) + 2t + 8(q & 1) and the next, low and high halves
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
+        int r0 = blk0 + r < K.G ? r : 0, r1 = blk0 + r + 1 < K.G ? r + 1 : 0;
+        unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
+        lo[q] = __byte_perm(x0, x1, 0x5410);
+        hi[q] = __byte_perm(x0, x1, 0x7632);
+    }
+    __syncwarp();
+    // Lane (g, t)'s B: column g of the weights, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
+    unsigned int bh[2][2], bl[2][2];
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            float2 f = *reinterpret_cast<const float2*>(kt.score + g * WINDOW + 16 * ks + 2 * t + 8 * r);
+            __half2 h2 = __floats2half2_rn(f.x, f.y);
+            float2 back = __half22float2(h2);
+            bh[ks][r] = half2_bits(h2);
+            bl[ks][r] = half2_bits(__floats2half2_rn((f.x - back.x) * 2048.0f, (f.y - back.y) * 2048.0f));
+        }
+    }
+    // Σ p·zero a head: the ones mma's columns HB + h, in lanes t >= 2 (columns 2t, 2t + 1); lanes t < 2 take them
+    // (xor 2: heads 2t, 2t + 1). All its rows are alike.
+    float zh[4] = {}, zl[4] = {};
+    const unsigned int ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+        mma_m16n8k16_f32_f16(zh, ones, bh[ks], zh);
+        mma_m16n8k16_f32_f16(zl, ones, bl[ks], zl);
+    }
+    float z[2];
+#pragma unroll
+    for (int j = 0; j < 2; j++) z[j] = __shfl_xor_sync(FULL, zh[j] + zl[j] * (1.0f / 2048.0f), 2);
+    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
+    unsigned int mask = ((1u << b) - 1u) * 0x10001u;
+    int tiles = d / 16, perHalf = 8 / b;
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        unsigned int v[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) v[q] = half ? hi[q] : lo[q];
+        int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
+#pragma unroll 1
+        for (int m = half * perHalf; m < m1; m++) {
+            float dh[4] = {}, dl[4] = {};
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++) {
+                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                A[0] = paired_codes_to_half2(v[2 * ks], mask);
+                A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
+                A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
+                A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
+                mma_m16n8k16_f32_f16(dh, A, bh[ks], dh);
+                mma_m16n8k16_f32_f16(dl, A, bl[ks], dl);
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] >>= 2 * b;
+            // dh[j], dl[j]: channel c (j < 2) or c + 1, head 2t + (j & 1)
+            int c = g * (d / 8) + 2 * m;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                if (2 * t + j < hs) {
+                    *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
+                        make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
+                }
+            }
+        }
+    }
+    __syncwarp();
+    // Team 0 takes the window: l += Σ p, and its lanes' 8 channels of each head (lanes past d: none).
+    if (a.team == 0) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            if (h >= hs) break;
+            st.l[h] += L[h];
+            if (VEC * a.r < d) {
+                float o[VEC];
+                load4(sO + h * d + VEC * a.r, o);
+                load4(sO + h * d + VEC * a.r + 4, o + 4);
+#pragma unroll
+                for (int k = 0; k < VEC; k++) st.acc[h][k] += o[k];
+            }
+        }
+    }
+}
+
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
 // e = j0's place in it). Keys: lane τ scores block token τ (key_scores), so token τ's scores are in lane τ. Then
 // the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a time, each score by shuffle from the
 // lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt) {
+                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt, T* sO, int hs) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
     bool holds = a.lane >= e && a.lane < e + n;   // lane e + t holds key t of the window
+    bool scored = false;
     if constexpr (sizeof(T) == 4) {
-        // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
-        key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
+        if (a.keyTiles) {
+            // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
+            key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
 #pragma unroll
-        for (int h = 0; h < HB; h++) sl[h] = kt.score[h * WINDOW + a.lane] * kt.unscale[h] + kt.zsum[h];
-    } else {
+            for (int h = 0; h < HB; h++) sl[h] = kt.score[h * WINDOW + a.lane] * kt.unscale[h] + kt.zsum[h];
+            scored = true;
+        }
+    }
+    if (!scored) {
         // Lanes whose block token the window does not hold score its first key instead (in the group: no read past it).
         key_scores<T, HB>(K, base, t0 + (holds ? a.lane - e : 0), d, sQ, sl);
     }
@@ -636,11 +811,17 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
         wm[h] = warp_max(sl[h]);
     }
     st.raise_to(wm);
-    int taker = ((a.lane - e) & (a.P - 1)) * a.R;
+    int taker = a.valueTiles ? 0 : ((a.lane - e) & (a.P - 1)) * a.R;   // value_tiles: team 0 takes every key
 #pragma unroll
     for (int h = 0; h < HB; h++) {
         T m = __shfl_sync(FULL, st.m[h], taker);
         pk[h] = holds ? exp2_t<T>(sl[h] - m) : (T) 0;
+    }
+    if constexpr (sizeof(T) == 4) {
+        if (a.valueTiles) {
+            value_tiles<HB>(K, seg.g, t0 - e, holds, kvh, d, pk, st, a, kt, sO, hs);
+            return;
+        }
     }
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used. When a.wordPath,
     // the lane's 8 channels of a token are 8·b bits of one aligned 32-bit code word (a value group is whole words),
@@ -698,7 +879,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
-                                             Online<T, HB>&, const Lanes&, const KeyTiles&) {}
+                                             Online<T, HB>&, const Lanes&, const KeyTiles&, T*, int) {}
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
@@ -815,6 +996,8 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordByte = a.vgIndex * valueBits / 8;
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
+    a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
+    a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
     // Shared memory, per warp w and held head h (hs = the most heads a pass holds): m, l [WARPS][hs], acc
     // [WARPS][hs][d]; then the pass's query heads [d][HB] (zero past the pass's hb); CudaSplitKDecode#sharedBytes.
     int hs = gq < HB ? gq : HB;
@@ -830,7 +1013,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                            + a.warp * key_tile_bytes(d, HB);
         kt.frag = reinterpret_cast<uint4*>(w);
         kt.score = reinterpret_cast<float*>(w + key_steps(d) * HB * 64);
-        kt.unscale = kt.score + HB * WINDOW;
+        kt.unscale = kt.score + 2 * HB * WINDOW;
         kt.zsum = kt.unscale + HB;
     }
 
@@ -866,13 +1049,13 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                 rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
                 if constexpr (tensorKeys) {
-                    if (seg.g != staged) {
+                    if (a.keyTiles && seg.g != staged) {
                         stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + seg.g * (R.K.Hkv * d) + kvh * d,
                                               d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
                         staged = seg.g;
                     }
                 }
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt);
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt, sAcc + a.warp * hs * d, hs);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.

@@ -104,11 +104,10 @@ def line_sets(decode, cache):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
-    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++) {",
-    "stage_key_weights for h": "for (int h = 0; h < HB; h++) {\n        float big = 0, z = 0;",
+    "key_tile_scores for s": "for (int s = 0, c = 2 * t; s < key_steps(d); s++, c += KEY_STEP, frag += HB * 4) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
-    "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z += __shfl_xor_sync(FULL, z, o);",
+    "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z[h] += __shfl_xor_sync(FULL, z[h], o);",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
@@ -518,12 +517,11 @@ def per_key(reports):
             value_part = add((passes * value_iterations / n, values))
             group_tokens = 128   # the bench's groups (the pinned cache policy)
             if tensor:
-                # once a group and pass: outside its loops, and per held head the head loop, d/32 iterations of the
-                # largest-weight loop and key_steps(d)·16/32 of the weights loop (both one channel a lane)
-                per_head = add((1, find_loop(stage, "stage_key_weights for h")["own"]),
-                               (-(-d // 32), find_loop(stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
-                               (-(-(-(-d // 16) * 16) // 32), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
-                staging = add((1, stage["outside_loops_by_class"]), (hb, per_head))
+                # once a group and pass: outside its loops, d/32 iterations of the largest-weight loop and
+                # key_steps(d)·16/32 of the weights loop (both one channel a lane, all held heads)
+                staging = add((1, stage["outside_loops_by_class"]),
+                              (-(-d // 32), find_loop(stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
+                              (-(-(-(-d // 16) * 16) // 32), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
                 staging_part = add((passes / group_tokens, staging))
             else:
                 staging_part = add()

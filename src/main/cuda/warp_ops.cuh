@@ -51,11 +51,11 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
 #endif
 }
 
-// Two codes (each below 2^10: the low bits of lo and of hi under mask's low and high halves) as the fp16 pair of
-// their exact values, lo's in the lower half, with no conversion instruction: both into one word (PRMT), each ORed
-// into the mantissa of 1024.0 (0x6400, LOP3), then 1024 subtracted from both at once (HSUB2, exact).
-__device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, unsigned mask) {
-    unsigned biased = lop3<0xEA>(__byte_perm(lo, hi, 0x5410), mask, 0x64006400u);   // (x & mask) | magic
+// Two codes side by side (each below 2^10: the low bits of v's halves under mask's) as the fp16 pair of their exact
+// values, with no conversion instruction: each ORed into the mantissa of 1024.0 (0x6400, LOP3), then 1024 subtracted
+// from both at once (HSUB2, exact).
+__device__ __forceinline__ unsigned paired_codes_to_half2(unsigned v, unsigned mask) {
+    unsigned biased = lop3<0xEA>(v, mask, 0x64006400u);   // (v & mask) | magic
 #if defined(__CUDA_ARCH__)
     unsigned d;
     asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(biased), "r"(0x64006400u));
@@ -69,4 +69,9 @@ __device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, uns
     memcpy(&d, &r, sizeof d);
     return d;
 #endif
+}
+
+// The same for two codes in the low bits of lo and of hi: lo's low half and hi's side by side first (PRMT).
+__device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, unsigned mask) {
+    return paired_codes_to_half2(__byte_perm(lo, hi, 0x5410), mask);
 }

@@ -262,8 +262,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
         long n = (WARPS * heads * (headDim + 2L) + held * headDim) * elementBytes;
         if (packed && elementBytes == Sizeof.FLOAT) {
             // From the next 16 bytes, a warp's key tiles (KeyTiles): per 16-channel step and held head 4 lanes' 16 bytes
-            // of fp16 weights, the block's scores [held][32] and per held head 2^-e and the zero sum (fp32).
-            n = (n + 15) / 16 * 16 + WARPS * ((headDim + 15) / 16 * held * 64 + held * 32 * 4 + 2 * held * 4);
+            // of fp16 weights, the block's scores and then the values' weights [2·held][32] and per held head 2^-e and
+            // the zero sum (fp32).
+            n = (n + 15) / 16 * 16 + WARPS * ((headDim + 15) / 16 * held * 64 + 2 * held * 32 * 4 + 2 * held * 4);
         }
         return (int) Math.min(Integer.MAX_VALUE, n);
     }

@@ -335,6 +335,12 @@ public final class PnMixKernelChecks {
         cases.add(decodeCase("d24 group2, 20-token groups of 7- and 2-bit keys", rng, 2, 2, 24, 2 * DECODE_CHUNK + 13, DECODE_CHUNK,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 20, 20, 0.5, 7, 2, 1, 8, OneBitLevels.CONDITIONAL_MEANS),
                 PairLayout.HALF_SPLIT));
+        // Value groups of a whole head (the fp32 kernel's values on tensor cores) at 1 and 4 bits (2: the bench
+        // configuration and the d32 cases), with a group's last block short (40 tokens).
+        cases.add(decodeCase("d64 group3, 4-bit values a head a group", rng, 2, 3, 64, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 40, 40, 0.5, 3, 1, 4, 64, OneBitLevels.CONDITIONAL_MEANS)));
+        cases.add(decodeCase("d128 group5, 1-bit values a head a group", rng, 1, 5, 128, 2 * DECODE_CHUNK + 7, DECODE_CHUNK,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 2, 1, 1, 128, OneBitLevels.CONDITIONAL_MEANS)));
         // 69 chunks: the CUDA merge's unrolled groups of chunks (32 a group where a lane owns one or two output
         // channels, 16, 8 or 4 where it owns more), then the 5 past the last whole 32 (a group of 4 where they fill
         // one, the rest one at a time); lanes owning 1, 2, 4 and 8 channels (d = 160: the last three of 8 past d).
