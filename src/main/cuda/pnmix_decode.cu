@@ -491,9 +491,9 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 // key_scores.
 #define KEY_STEP 16   // channels of one mma k-step
 
-__device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) / KEY_STEP; }
+__device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4; }   // d >= 0: a shift
 
-// A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: keyTileBytes per warp, after the query).
+// A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: key_tile_bytes a warp, first).
 struct KeyTiles {
     uint4* frag;      // [key_steps(d)][HB][4]: lane (g = head < HB, t)'s B fragments of step s: hi b[0], b[1], lo b[0], b[1]
     float* score;     // [2·HB][WINDOW]: the block's scores before unscale and zsum, then the values' weights (value_tiles)
@@ -658,10 +658,10 @@ __device__ __forceinline__ unsigned int half2_bits(__half2 h) {
 }
 
 // pk: the weights of the lane's block token (0 where the window does not hold it); blk0: the block's first token in
-// group grp; sO: the warp's [hs][d] slice of sAcc.
+// group grp; sO: the warp's [HB][d] slice of sAcc.
 template <int HB>
 __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, const float* pk,
-                                            Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO, int hs) {
+                                            Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO) {
     static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
     int g = a.lane >> 2, t = a.lane & 3, b = K.valueBits;
     // The block's first token's (token, value group) index; a token's is K.vgroups on.
@@ -681,16 +681,16 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
         L[h] = pk[h];
         for (int o = 16; o > 0; o >>= 1) L[h] += __shfl_xor_sync(FULL, L[h], o);
     }
-    // The codes of the lane's tokens (tokens past the group: the block's first, whose weights are 0): the word with
-    // its run, the run shifted to bit 0.
-    int vgWords = K.vgBytes >> 2, runBit = g * (d / 8) * b;
+    // The codes of the lane's tokens (tokens past the group: its last, whose weights are 0 here): the word with its
+    // run, the run shifted to bit 0.
+    int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
     const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
-    long stride = (long) K.vgroups * vgWords;
+    int stride = K.vgroups * vgWords, last = K.G - 1 - blk0;   // words a token; the block's last token in the group
     unsigned int lo[4], hi[4];   // pair q: tokens 16(q >> 1) + 2t + 8(q & 1) and the next, low and high halves
 #pragma unroll
     for (int q = 0; q < 4; q++) {
         int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
-        int r0 = blk0 + r < K.G ? r : 0, r1 = blk0 + r + 1 < K.G ? r + 1 : 0;
+        int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;   // past the group: its last token
         unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
         lo[q] = __byte_perm(x0, x1, 0x5410);
         hi[q] = __byte_perm(x0, x1, 0x7632);
@@ -723,7 +723,7 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
     for (int j = 0; j < 2; j++) z[j] = __shfl_xor_sync(FULL, zh[j] + zl[j] * (1.0f / 2048.0f), 2);
     // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
     unsigned int mask = ((1u << b) - 1u) * 0x10001u;
-    int tiles = d / 16, perHalf = 8 / b;
+    int tiles = d >> 4, perHalf = 8 >> (b >> 1);   // d / 16; 8 / b for b = 1, 2, 4
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         unsigned int v[4];
@@ -749,7 +749,7 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
             int c = g * (d / 8) + 2 * m;
 #pragma unroll
             for (int j = 0; j < 2; j++) {
-                if (2 * t + j < hs) {
+                if (2 * t + j < HB) {   // the first HB columns
                     *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
                         make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
                 }
@@ -761,7 +761,6 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
     if (a.team == 0) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            if (h >= hs) break;
             st.l[h] += L[h];
             if (VEC * a.r < d) {
                 float o[VEC];
@@ -780,7 +779,7 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
 // lane that holds it.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt, T* sO, int hs) {
+                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt, T* sO) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
@@ -819,7 +818,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     }
     if constexpr (sizeof(T) == 4) {
         if (a.valueTiles) {
-            value_tiles<HB>(K, seg.g, t0 - e, holds, kvh, d, pk, st, a, kt, sO, hs);
+            value_tiles<HB>(K, seg.g, t0 - e, holds, kvh, d, pk, st, a, kt, sO);
             return;
         }
     }
@@ -879,7 +878,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
-                                             Online<T, HB>&, const Lanes&, const KeyTiles&, T*, int) {}
+                                             Online<T, HB>&, const Lanes&, const KeyTiles&, T*) {}
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
@@ -993,24 +992,27 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     int ch0 = kvh * d + VEC * a.r;
     a.vg = gc > 0 ? ch0 / gc : 0;
     a.vgIndex = gc > 0 ? ch0 - a.vg * gc : 0;
-    a.wordByte = a.vgIndex * valueBits / 8;
+    a.wordByte = a.vgIndex * valueBits >> 3;   // non-negative: a shift
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
     a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
-    // Shared memory, per warp w and held head h (hs = the most heads a pass holds): m, l [WARPS][hs], acc
-    // [WARPS][hs][d]; then the pass's query heads [d][HB] (zero past the pass's hb); CudaSplitKDecode#sharedBytes.
-    int hs = gq < HB ? gq : HB;
-    T* sM = reinterpret_cast<T*>(smem_raw);
+    // Shared memory (CudaSplitKDecode#sharedBytes): in the fp32 packed kernel first the warps' key tiles (KeyTiles,
+    // key_tile_bytes a warp, a multiple of 16: what follows stays aligned); then per warp w and held head h (hs = HB:
+    // a pass's heads past its hb are zero queries whose sums are never written; sized for all HB, so no address
+    // depends on the group's size) m, l [WARPS][hs] and acc [WARPS][hs][d]; then the pass's query heads [d][HB] (zero
+    // past the pass's hb). Every address here is a few instructions from d and the warp: ptxas works them out again
+    // where they are used rather than keep them in registers.
+    constexpr int hs = HB;
+    constexpr bool tensorKeys = sizeof(T) == 4 && Rows::GROUPS;
+    int tileBytes = tensorKeys ? WARPS * key_tile_bytes(d, HB) : 0;
+    T* sM = reinterpret_cast<T*>(smem_raw + tileBytes);
     T* sL = sM + WARPS * hs;
     T* sAcc = sL + WARPS * hs;
     T* sQ = sAcc + WARPS * hs * d;
-    // The fp32 packed kernel's key tiles (KeyTiles), a part a warp, from the next 16-byte boundary after the query.
-    constexpr bool tensorKeys = sizeof(T) == 4 && Rows::GROUPS;
     KeyTiles kt = {};
     if constexpr (tensorKeys) {
-        unsigned char* w = smem_raw + ((WARPS * hs * (d + 2) + HB * d) * (int) sizeof(T) + 15) / 16 * 16
-                           + a.warp * key_tile_bytes(d, HB);
+        unsigned char* w = smem_raw + a.warp * key_tile_bytes(d, HB);
         kt.frag = reinterpret_cast<uint4*>(w);
         kt.score = reinterpret_cast<float*>(w + key_steps(d) * HB * 64);
         kt.unscale = kt.score + 2 * HB * WINDOW;
@@ -1055,7 +1057,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                         staged = seg.g;
                     }
                 }
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt, sAcc + a.warp * hs * d, hs);
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt, sAcc + a.warp * hs * d);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.

@@ -99,6 +99,15 @@ def line_sets(decode, cache):
             {"pnmix_decode.cu": rare})
 
 
+def f32_packed_cold(decode):
+    """COLD in the fp32 packed kernel only: the paths it takes where the tensor-core ones do not apply, which the
+    bench configuration never does (d = 128 and 32, even; a value group a whole head, 2-bit values): a lane a key
+    (key_scores, key_channel: d odd) and the teams' values (group_window's own, past its value_tiles call)."""
+    return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
+            | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// ---- Keys of a quantized group on tensor cores")
+            | lines_of(decode, "// Values: VK keys a team at a time", "// Fp16Rows has no quantized group."))
+
+
 # The source loops: the text of the loop's first line in pnmix_decode.cu (a natural loop of the SASS is named by the
 # line its back edge's branch comes from).
 SOURCE_LOOPS = {
@@ -109,6 +118,7 @@ SOURCE_LOOPS = {
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z[h] += __shfl_xor_sync(FULL, z[h], o);",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
+    "value_tiles for m": "for (int m = half * perHalf; m < m1; m++) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
     "decode_chunk query to shared": "for (int i = threadIdx.x; i < HB * d; i += blockDim.x) {",
@@ -497,10 +507,16 @@ def per_key(reports):
         # lane a key, four channels an iteration
         tensor = t == "f32"
         channels = find_loop(packed, "key_tile_scores for s" if tensor else "key_scores for c")["own"]
+        # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
+        # halves (in that order); fp64: the teams'
+        halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"),
+                        key=lambda lp: int(lp["header"], 16)) if tensor else []
+        if tensor and len(halves) != 2:
+            raise SystemExit("value_tiles for m: expected a loop for each half; update sass-counts.py to the kernel")
         stage = None
         if tensor:
             stage = reports[next(n for n in reports if n.startswith("packed_decode_chunk_f32:_Z17stage_key_weights"))]
-        values = find_loop(packed, "group_window for i0")["own"]
+        values = None if tensor else find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
         rows = find_loop(fp16, "rows_window for i")["own"]
         window_fp16 = find_loop(fp16, "decode_chunk for j0")["own"]
@@ -514,7 +530,12 @@ def per_key(reports):
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
             key_iterations = -(-d // 16) if tensor else d // 4   # per 32-key window
             key_part = add((passes * key_iterations / n, channels))
-            value_part = add((passes * value_iterations / n, values))
+            if tensor:
+                tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
+                value_part = add((passes * min(tiles, per_half) / n, halves[0]["own"]),
+                                 (passes * max(0, tiles - per_half) / n, halves[1]["own"]))
+            else:
+                value_part = add((passes * value_iterations / n, values))
             group_tokens = 128   # the bench's groups (the pinned cache policy)
             if tensor:
                 # once a group and pass: outside its loops, d/32 iterations of the largest-weight loop and
@@ -528,7 +549,10 @@ def per_key(reports):
             result[f"packed_{t}_{shape}"] = {
                 "per_iteration": {("key_tile_scores for s" if tensor else "key_scores for c"):
                                       f"32 keys per {key_iterations} iterations",
-                                  "group_window for i0": f"{vk} x {p} = {vk * p} keys" + (
+                                  ("value_tiles for m" if tensor else "group_window for i0"):
+                                      (f"32 keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
+                                       f"copy and {max(0, d // 16 - 4)} of the high halves'") if tensor else
+                                      f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
                                   "decode_chunk for j0": "32 keys"}
                                  | ({"stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
@@ -570,7 +594,7 @@ def per_key(reports):
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0",
+            per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0", "value_tiles for m",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
             counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
@@ -603,7 +627,9 @@ def main():
     decode = src.decode()
     cold_lines, rare_lines = line_sets(decode, open(os.path.join(os.path.dirname(SOURCE), "packed_cache.cuh")).read())
     loop_names = source_loop_lines(decode)
-    reports = {name: kernel_report(name, ins, cold_lines, rare_lines, loop_names) for name, ins in sorted(funcs.items())}
+    f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
+    reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32") else cold_lines,
+                                   rare_lines, loop_names) for name, ins in sorted(funcs.items())}
     doc = {
         "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",
         "regenerate": "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py",
