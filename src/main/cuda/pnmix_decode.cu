@@ -570,31 +570,24 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
 // funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
-// reads channels 16s + 2t, +1, +8, +9 of step s (d even: Lanes::keyTiles). Tokens past the group (a last block shorter than 32) read the
+// reads channels 16s + 2t, +1, +8, +9 of step s (d even: Lanes::keyTiles), past d too (weights 0). Tokens past the group (a last block shorter than 32) read the
 // block's first token's run instead: in the group, and never keys of the window.
-// Channels c and c + 1 of a per-channel int array (keyBits, keyOffsets from the group's and head's first channel),
-// d even (then so are the array's start and c, and c + 1 < d with c), 0 past d: one 8-byte load, from channel 0
-// there (no branch).
-__device__ __forceinline__ int2 channel_pair(const int* p, int c, int d) {
-    int2 v = *reinterpret_cast<const int2*>(p + (c < d ? c : 0));
-    return c < d ? v : make_int2(0, 0);
-}
-
 template <int HB>
 __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
     int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    const int* bitsAt = K.keyBits + base;
-    const int* offsAt = K.keyOffsets + base;
+    // Channels 2t, 2t + 1 of step 0 as 8-byte loads (d even: so are base and 2t); a step is 16 channels, 8 pairs, on.
+    const int2* bits = reinterpret_cast<const int2*>(K.keyBits + base) + t;
+    const int2* offs = reinterpret_cast<const int2*>(K.keyOffsets + base) + t;
     const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;   // step s's: HB·4 on (carried, not worked out again)
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0, c = 2 * t; s < key_steps(d); s++, c += KEY_STEP, frag += HB * 4) {
-        // channels c, c + 1, c + 8, c + 9: their widths and the codes of tok .. tok + 3 from bit 0 (past d: no bits,
-        // word 0 read and masked off)
-        int2 b01 = channel_pair(bitsAt, c, d), b23 = channel_pair(bitsAt, c + 8, d);
-        int2 o01 = channel_pair(offsAt, c, d), o23 = channel_pair(offsAt, c + 8, d);
+    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {
+        // channels 16s + 2t, +1, +8, +9: their widths and the codes of tok .. tok + 3 from bit 0. Past d they are a
+        // later head's channels or the arrays' zero tail (CudaCacheCopy.CHANNEL_TAIL): codes read from real streams
+        // (or word 0), which weigh 0 (stage_key_weights), so no test a channel.
+        int2 b01 = bits[0], b23 = bits[4], o01 = offs[0], o23 = offs[4];
         int b[4] = {b01.x, b01.y, b23.x, b23.y}, off[4] = {o01.x, o01.y, o23.x, o23.y};
         unsigned int x[4];
 #pragma unroll

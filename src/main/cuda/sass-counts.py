@@ -113,7 +113,7 @@ def f32_packed_cold(decode):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
-    "key_tile_scores for s": "for (int s = 0, c = 2 * t; s < key_steps(d); s++, c += KEY_STEP, frag += HB * 4) {",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z[h] += __shfl_xor_sync(FULL, z[h], o);",

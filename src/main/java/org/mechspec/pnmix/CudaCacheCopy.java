@@ -134,6 +134,12 @@ final class CudaCacheCopy implements AutoCloseable {
      */
     static final int KEY_CODE_TAIL = 16;
 
+    /**
+     * Zero entries after the last of keyBits and keyOffsets: the fp32 decode kernel reads 16 channels a step, past a
+     * head's last channel where its head dim is not a multiple of 16 (those codes weigh 0), without a test a channel.
+     */
+    static final int CHANNEL_TAIL = 16;
+
     private static int padded16(int bytes) {
         return (bytes + 15) & ~15;
     }
@@ -150,8 +156,9 @@ final class CudaCacheCopy implements AutoCloseable {
             keyCodeBytes += KEY_CODE_TAIL;
             int valueCodeBytes = groups == 0 ? 0 : cache.groups().get(0).values().codes().length;
             int valueMetaBytes = groups == 0 ? 0 : cache.groups().get(0).values().meta().length;
-            GroupArrays a = new GroupArrays(new byte[keyCodeBytes], new byte[4 * channels * groups], new int[channels * groups],
-                    new int[channels * groups], new byte[valueCodeBytes * groups], new byte[valueMetaBytes * groups]);
+            GroupArrays a = new GroupArrays(new byte[keyCodeBytes], new byte[4 * channels * groups],
+                    new int[channels * groups + CHANNEL_TAIL], new int[channels * groups + CHANNEL_TAIL],
+                    new byte[valueCodeBytes * groups], new byte[valueMetaBytes * groups]);
             int start = 0;
             for (int g = 0; g < groups; g++) {
                 PackedKvCache.Group gr = cache.groups().get(g);
