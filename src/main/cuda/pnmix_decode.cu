@@ -18,15 +18,22 @@
 //     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
 //     log2(R)-step __shfl_xor_sync sum inside the team (team_sum: five unrolled steps, those at or past R adding
 //     nothing, so no branch), and every lane of every team is busy.
-//   - Keys of a quantized group are channel-major bit streams; there a lane holds a key (key_scores): lane τ sums
-//     q·k of block token τ channel by channel, in index order as the CPU twin does, each code taken from the two
-//     words that hold its first bit by one funnel shift and dequantized as the twin does. A channel's bit width,
-//     stream offset, scale/zero and query elements are the same in every lane, read four channels at a time as
-//     vectors, so a key's score costs no shuffle (the old layout, a channel a lane, summed by a warp reduce-scatter
-//     and cost 161 SASS instructions per key and KV head at d = 128 against 85 now). The softmax then runs once
-//     for the window, not per key in every lane of a team: the window's max per head, every team's state raised to
-//     it (one rescale a window, by 1 exactly where the max stays), and each key's weight 2^(s − m) in lane τ, which
-//     the value teams take by shuffle.
+//   - A quantized group's window, fp32 kernel: on tensor cores (mma.sync m16n8k16, fp16 operands, fp32 accumulation;
+//     warp_ops.cuh), a 32-token block of the group at a time. Keys (key_tile_scores): q·k = Σ q·zero + Σ code·(q·scale)
+//     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, turned
+//     into fp16 by bit tricks, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
+//     group (stage_key_weights), are B, split hi + lo into two fp16 (22 bits: two mma a step). Values (value_tiles,
+//     where a value group is a whole head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero,
+//     so again the codes are A and the weights p·scale (hi, lo·2^11) B; the zero term an mma with A = ones. The
+//     window's softmax runs once between the two: its max per head, every team's state raised to it (one rescale
+//     a window, by 1 exactly where the max stays), each key's weight 2^(s − m) against team 0's max in lane τ (block
+//     token τ), team 0 takes the window's sum. Why not dequantize in half2 and multiply there: the key or value
+//     would be rounded to 11 bits, far outside the fp32 twin's tolerance; only the weights are split, to 22 bits.
+//   - A quantized group's window, fp64 kernel (and the fp32 one where d is odd or a value group is not a whole
+//     head, 1/2/4-bit, d a multiple of 16 up to 128): a lane holds a key (key_scores): lane τ sums q·k of block
+//     token τ channel by channel, in index order as the CPU twin does, each code taken from the two words that hold
+//     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's
+//     weight taken by shuffle from the lane that holds it.
 //   - Rows (fp16 cache, sink, residual): per key one exp2 per head: a larger score rescales the running state (only
 //     then), a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
@@ -45,8 +52,9 @@
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][merge_row(d)] (d of each row written). No bound on L but device
 // memory; every chunk holds a key, so no partial is empty, and a −inf max is never subtracted from itself (an empty
 // team or warp weighs 0).
-// Shared memory: the warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64]; d ≤ 256
-// (CudaSplitKDecode checks).
+// Shared memory: the fp32 packed kernel's key tiles a warp (KeyTiles: the group's staged weights, the window's scores
+// and value weights), the warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64];
+// d ≤ 256 (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
 // CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
@@ -54,18 +62,20 @@
 // Reads (the device copy's layout: CudaCacheCopy), each straight into registers, K and V of a key issued together:
 //   fp16 rows [token][kvHead][headDim] (fp16 cache, packed sink and residual): one 16-byte load of 8 channels per
 //     lane and key, K and V; else (head dim or channels not a multiple of 8) 2-byte loads.
-//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: per lane (a
-//     token) and channel the two 4-byte words from the one that holds its code's first bit (the lanes of a warp
-//     read the stream's b words of their 32-token block); the channel's bit width, stream offset and scale/zero the
-//     same in every lane, four channels' as one 16-byte load each.
-//   packed values [group][token][valueGroup][vgBytes]: the lane's 8 channels as one 32-bit code word (b in 1, 2, 4,
-//     a value group of whole words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used;
-//     else one code a channel (get_code).
+//   packed keys, one bit stream per (group, channel), each starting on a 16-byte boundary and padded: tensor cores,
+//     per lane and channel of a step the two 4-byte words from the one that holds its four tokens' codes (4b <= 32
+//     bits), the channel pairs' widths and offsets as 8-byte loads; a lane a key, per lane (a token) and channel the
+//     two words from the one that holds its code's first bit, the channel's bit width, stream offset and scale/zero
+//     the same in every lane, four channels' as one 16-byte load each.
+//   packed values [group][token][valueGroup][vgBytes]: tensor cores, per lane and token one 4-byte word holding its
+//     run of d/8 channels; teams, the lane's 8 channels as one 32-bit code word (b in 1, 2, 4, a value group of whole
+//     words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used; else one code a
+//     channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
 // (DecodeKernelCodeTest checks the PTX).
 // Not yet measured on a GPU. DecodeIssueModelTest models it from the SASS counted per key (src/main/cuda/sass-counts.py,
-// fixtures/sass): both chunk kernels are modelled issue-bound, not HBM-bound (gpu.md, "Decode model"); edit this file
-// and that script's fixture must be regenerated (the test compares its SHA-256).
+// fixtures/sass; gpu.md, "Decode model"); edit this file and that script's fixture must be regenerated (the test
+// compares its SHA-256).
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 #include "warp_ops.cuh"
@@ -650,18 +660,46 @@ __device__ __forceinline__ unsigned int half2_bits(__half2 h) {
     return u;
 }
 
-// pk: the weights of the lane's block token (0 where the window does not hold it); blk0: the block's first token in
-// group grp; sO: the warp's [HB][d] slice of sAcc.
-template <int HB>
-__device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, const float* pk,
-                                            Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO) {
-    static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
-    int g = a.lane >> 2, t = a.lane & 3, b = K.valueBits;
+// A lane's value codes and its token's scale/zero for value_tiles, loaded before the window's keys are scored (so
+// the values do not wait for the key phase: they are in flight during it, in registers; a shared-memory ring fed by
+// cp.async would add a store and a load a word to a kernel bound by instruction issue). lo[q], hi[q]: pair q's tokens
+// 16(q >> 1) + 2t + 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block
+// token τ = lane's (0 where the window does not hold it).
+struct ValueWords {
+    unsigned int lo[4], hi[4], meta;
+};
+
+__device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, int lane) {
+    ValueWords v;
+    int g = lane >> 2, t = lane & 3, b = K.valueBits;
     // The block's first token's (token, value group) index; a token's is K.vgroups on.
     long row0 = ((long) grp * K.G + blk0) * K.vgroups + kvh;
+    v.meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) lane * K.vgroups] : 0u;
+    // The word with the lane's run of each token, the run shifted to bit 0 (tokens past the group: its last, whose
+    // weights are 0 here).
+    int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
+    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
+    int stride = K.vgroups * vgWords, last = K.G - 1 - blk0;   // words a token; the block's last token in the group
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
+        int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
+        unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
+        v.lo[q] = __byte_perm(x0, x1, 0x5410);
+        v.hi[q] = __byte_perm(x0, x1, 0x7632);
+    }
+    return v;
+}
+
+// pk: the weights of the lane's block token (0 where the window does not hold it); vw: value_words; sO: the warp's
+// [HB][d] slice of sAcc.
+template <int HB>
+__device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pk, const ValueWords& vw, Online<float, HB>& st,
+                                            const Lanes& a, const KeyTiles& kt, float* sO) {
+    static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
+    int g = a.lane >> 2, t = a.lane & 3, b = K.valueBits;
     // B: lane τ's token's w and p·zero into shared memory, [h][τ] and [HB + h][τ] (kt.score: read by now).
-    unsigned int meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) a.lane * K.vgroups] : 0u;
-    float scale = half_lo(meta), zero = half_hi(meta);
+    float scale = half_lo(vw.meta), zero = half_hi(vw.meta);
     __syncwarp();
 #pragma unroll
     for (int h = 0; h < HB; h++) {
@@ -673,20 +711,6 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
     for (int h = 0; h < HB; h++) {
         L[h] = pk[h];
         for (int o = 16; o > 0; o >>= 1) L[h] += __shfl_xor_sync(FULL, L[h], o);
-    }
-    // The codes of the lane's tokens (tokens past the group: its last, whose weights are 0 here): the word with its
-    // run, the run shifted to bit 0.
-    int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
-    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
-    int stride = K.vgroups * vgWords, last = K.G - 1 - blk0;   // words a token; the block's last token in the group
-    unsigned int lo[4], hi[4];   // pair q: tokens 16(q >> 1) + 2t + 8(q & 1) and the next, low and high halves
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
-        int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;   // past the group: its last token
-        unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
-        lo[q] = __byte_perm(x0, x1, 0x5410);
-        hi[q] = __byte_perm(x0, x1, 0x7632);
     }
     __syncwarp();
     // Lane (g, t)'s B: column g of the weights, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
@@ -721,7 +745,7 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int grp, int blk0, b
     for (int half = 0; half < 2; half++) {
         unsigned int v[4];
 #pragma unroll
-        for (int q = 0; q < 4; q++) v[q] = half ? hi[q] : lo[q];
+        for (int q = 0; q < 4; q++) v[q] = half ? vw.hi[q] : vw.lo[q];
         int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
 #pragma unroll 1
         for (int m = half * perHalf; m < m1; m++) {
@@ -779,7 +803,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     T sl[HB];
     bool holds = a.lane >= e && a.lane < e + n;   // lane e + t holds key t of the window
     bool scored = false;
+    ValueWords vw = {};
     if constexpr (sizeof(T) == 4) {
+        if (a.valueTiles) vw = value_words(K, seg.g, t0 - e, holds, kvh, d, a.lane);   // in flight during the keys
         if (a.keyTiles) {
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
             key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
@@ -811,7 +837,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     }
     if constexpr (sizeof(T) == 4) {
         if (a.valueTiles) {
-            value_tiles<HB>(K, seg.g, t0 - e, holds, kvh, d, pk, st, a, kt, sO);
+            value_tiles<HB>(K, d, pk, vw, st, a, kt, sO);
             return;
         }
     }
