@@ -27,12 +27,22 @@ iteration's issued warp instructions, by at most its "conditional" part (blocks 
 Which loop is which: a SASS loop is named by the source line its back edge's branch comes from (SOURCE_LOOPS, found
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
-  packed_decode_chunk, in a quantized group's 32-key window (group_window):
+  packed_decode_chunk_f32, in a quantized group's 32-key window, on tensor cores (the bench's configuration: d even, a
+    value group a whole head, 2-bit values):
+    "key_tile_scores for s" (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) = d/16
+      iterations a window);
+    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, d/16 of them; ptxas makes two
+      copies, for the low and the high halves of the codes' words: 4 m-tiles each at 2-bit values);
+    stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
+      iterations);
+    the window loop "decode_chunk for j0" itself (segment bookkeeping, the window's softmax, the values' weights and
+      zero sums, team 0 taking the sum) once per 32 keys. Cold in this kernel (f32_packed_cold): the paths for odd d
+      and other value groups, a lane a key and the teams' values.
+  packed_decode_chunk_f64, in a quantized group's window:
     "key_scores for c" (a lane a key, four channels an iteration: d/4 iterations score the window's 32 keys; the
       one-channel loop for d not a multiple of 4 is cold);
-    "group_window for i0" (values: VALUE_KEYS keys a team, P teams: 16 keys at d = 128; at d = 32 the 32-key window
-      leaves the unrolled body after 4 of its 8 keys a team, so 32 keys for half the body);
-    the window loop "decode_chunk for j0" itself (segment bookkeeping) once per 32 keys, not counted per key.
+    "group_window for i0" (values: VALUE_KEYS keys a team, P teams);
+    "decode_chunk for j0" once per 32 keys, not counted per key.
   fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration; team_sum's five shuffles for each of the 4
     held heads unrolled in it).
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
@@ -493,9 +503,10 @@ def add(*parts):
 
 
 def per_key(reports):
-    """Warp instructions issued per (key, KV head) in full 32-key windows of quantized groups (packed) or of rows
-    (fp16), per block once, and the merge's per (chunk, query head) and per query head, from the loops' own counts
-    and the source's trip counts (the module docstring)."""
+    """Warp instructions issued per (key, KV head) in full 32-key windows of quantized groups (packed: keys, values,
+    the window, and fp32 the group staging over the bench's 128-token groups) or of rows (fp16), per block once, and
+    the merge's per (chunk, query head) and per query head, from the loops' own counts and the source's trip counts
+    (the module docstring)."""
     result = {}
     for t in ("f32", "f64"):
         hb = 4 if t == "f32" else 1
