@@ -495,8 +495,8 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 // second a product of the keys' codes, exact small integers in fp16, with weights w_c = q_c·scale_c: an mma a
 // 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
 // hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits, two mma a step into one accumulator; w is scaled per
-// head by a power of two (exact) that puts its largest |w| in [2^14, 2^15), so lo stays a normal half down to 2^-11
-// of it and nothing overflows. Why not dequantize in half2 (zero + code·scale by HFMA2): the key would be rounded
+// head by a power of two (exact) that puts its largest |w| in [2^14, 2^15): nothing overflows, lo keeps its 11 bits
+// for every weight down to 2^-17 of the largest, and a smaller one is off by at most 2^-39 of the largest. Why not dequantize in half2 (zero + code·scale by HFMA2): the key would be rounded
 // to 11 bits, far outside the fp32 twin's tolerance; here only w is split, and to 22 bits. The fp64 kernel keeps
 // key_scores.
 #define KEY_STEP 16   // channels of one mma k-step
@@ -539,8 +539,8 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
         }
     }
     // Per head the power of two up = 2^e: big = 2^x · 1.f (x from its exponent field; a subnormal counts as 2^-126),
-    // e = 14 - x, kept within fp32's powers of two both ways (a head whose weights are all below 2^-86 loses only what
-    // lies below 2^-125 of them).
+    // e = 14 - x, at most 100 so 2^-e stays a normal float (a head whose weights are all below 2^-86 keeps them to
+    // about 2^-124 absolute).
     float up[HB];
 #pragma unroll
     for (int h = 0; h < HB; h++) {
@@ -580,8 +580,9 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
 // funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
-// reads channels 16s + 2t, +1, +8, +9 of step s (d even: Lanes::keyTiles), past d too (weights 0). Tokens past the group (a last block shorter than 32) read the
-// block's first token's run instead: in the group, and never keys of the window.
+// reads channels 16s + 2t, +1, +8, +9 of step s (d even: Lanes::keyTiles), past d too (weights 0). Tokens past the
+// group (a last block shorter than 32) read the block's first token's run instead: in the group, and never keys of
+// the window.
 template <int HB>
 __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
@@ -640,10 +641,10 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
 // Σ_k code_k·w_k + Σ_k p_k·zero_k with w = p·scale: an mma with A = the codes (channels on M, keys on K: exact small
 // integers in fp16) and B = w (keys on K, heads on N), and the second sum likewise with A = ones and p·zero in B's
 // columns HB .. 2·HB - 1 (the first mma's columns there are not used). B in fp16 as hi + lo·2^-11 (hi = w rounded
-// to fp16, lo = (w - hi)·2^11 rounded), each into its own accumulator: 22 bits of w, and lo stays a normal half
-// while w is above 2^-25, so a weight is off by at most 2^-22 of it or 2^-35, whichever is larger (a split without
-// the 2^11 would lose lo's bits below 2^-24 and so weights below 2^-14 their precision). p <= 1 after raise_to and
-// |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens
+// to fp16, lo = (w - hi)·2^11 rounded), each into its own accumulator: hi is off by at most 2^-11 of w (2^-25 where w
+// is below fp16's normal range) and lo, at most about w, is rounded in turn to 2^-11 of itself (2^-24 where it is
+// subnormal), so a weight is off by at most 2^-22 of it or 2^-35, whichever is larger (without the 2^11 a weight
+// below 2^-14 would keep only lo's subnormal bits). p <= 1 after raise_to and |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens
 // 16s + 2t, +1, +8, +9 of k-step s (s = 0, 1: the block's 32) and, of each, channels [g·d/8, (g + 1)·d/8), one run of
 // d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m + 1. A pair
 // of tokens' words becomes their low halves side by side and their high halves side by side (PRMT), shifted by 2b an
@@ -790,10 +791,10 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* 
     }
 }
 
-// The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (blk: its index,
-// e = j0's place in it). Keys: lane τ scores block token τ (key_scores), so token τ's scores are in lane τ. Then
-// the teams take the keys as in rows_window, VALUE_KEYS(T) keys a team at a time, each score by shuffle from the
-// lane that holds it.
+// The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (e = j0's place in
+// it). Keys: block token τ's scores end in lane τ (key_tile_scores on tensor cores, or key_scores, lane τ scoring
+// token τ). Then the window's softmax, and the values: value_tiles on tensor cores, or the teams as in rows_window,
+// VALUE_KEYS(T) keys a team at a time, each weight by shuffle from the lane that holds its key.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
                                              const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt, T* sO) {
