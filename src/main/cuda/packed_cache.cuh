@@ -8,6 +8,10 @@ __device__ __forceinline__ double from_half_bits(unsigned short h) {
     return (double) __half2float(__ushort_as_half(h));
 }
 
+// The low and the high half of a 32-bit word (a scale/zero pair) as floats.
+__device__ __forceinline__ float half_lo(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w & 0xffffu))); }
+__device__ __forceinline__ float half_hi(unsigned int w) { return __half2float(__ushort_as_half((unsigned short) (w >> 16))); }
+
 __device__ __forceinline__ unsigned short load_half(const unsigned char* p) {
     return (unsigned short) (p[0] | (p[1] << 8));
 }

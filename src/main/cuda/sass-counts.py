@@ -2,7 +2,8 @@
 """Counts the SASS instructions of the split-K decode kernels (pnmix_decode.cu) per loop, for the decode model.
 
 Writes fixtures/sass/pnmix_decode.sm_90.json, which DecodeIssueModel (src/test/java/org/mechspec/pnmix) reads; the
-tests there fail when pnmix_decode.cu's SHA-256 differs from the one recorded here. Run from the repository root:
+tests there fail when the SHA-256 of pnmix_decode.cu or of a file of its folder it includes (group_tiles.cuh,
+warp_ops.cuh, ...) differs from the one recorded here (sources_sha256). Run from the repository root:
 
     NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py      (or --nvdisasm PATH)
 
@@ -27,8 +28,8 @@ iteration's issued warp instructions, by at most its "conditional" part (blocks 
 Which loop is which: a SASS loop is named by the source line its back edge's branch comes from (SOURCE_LOOPS, found
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
-  packed_decode_chunk_f32, in a quantized group's 32-key window, on tensor cores (the bench's configuration: d even, a
-    value group a whole head, 2-bit values):
+  packed_decode_chunk_f32, in a quantized group's 32-key window, on tensor cores (group_tiles.cuh; the bench's
+    configuration: d even, a value group a whole head, 2-bit values):
     "key_tile_scores for s" (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) = d/16
       iterations a window);
     "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, d/16 of them; ptxas makes two
@@ -64,6 +65,7 @@ import sys
 import tempfile
 
 SOURCE = "src/main/cuda/pnmix_decode.cu"
+LOCAL_FILES = set()   # the basenames of local_sources(): set in main
 OUTPUT = "fixtures/sass/pnmix_decode.sm_90.json"
 NVCC_FLAGS = ["-std=c++17", "-lineinfo", "-arch=sm_90", "-cubin"]
 
@@ -114,19 +116,18 @@ def f32_packed_cold(decode):
     bench configuration never does (d = 128 and 32, even; a value group a whole head, 2-bit values): a lane a key
     (key_scores, key_channel: d odd) and the teams' values (group_window's own, past its value_tiles call)."""
     return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
-            | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// ---- Keys of a quantized group on tensor cores")
+            | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group")
             | lines_of(decode, "// Values: VK keys a team at a time", "// Fp16Rows has no quantized group."))
 
 
-# The source loops: the text of the loop's first line in pnmix_decode.cu (a natural loop of the SASS is named by the
-# line its back edge's branch comes from).
+# The source loops: the text of the loop's first line, found in pnmix_decode.cu or one of the files it includes (a
+# natural loop of the SASS is named by the file and line its back edge's branch comes from).
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
-    "stage_key_weights zero sum shuffles": "for (int o = 16; o > 0; o >>= 1) z[h] += __shfl_xor_sync(FULL, z[h], o);",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "value_tiles for m": "for (int m = half * perHalf; m < m1; m++) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
@@ -139,8 +140,8 @@ SOURCE_LOOPS = {
     "decode_chunk write acc for c": "for (int c = threadIdx.x; c < d; c += blockDim.x) {",
     "merge max for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        M =",
     "warp_max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
+    "warp_sum shuffles": "for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
-    "merge sum shuffles": "for (int o = 16; o > 0; o >>= 1) denom +=",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
     "merge for j": "for (; j + U <= n; j += U, row += U * S) {",
     "merge remainder for j": "for (; j < n; j++, row += S) {   // merge remainder",
@@ -149,14 +150,29 @@ SOURCE_LOOPS = {
 }
 
 
-def source_loop_lines(decode):
-    """line number -> source loop name."""
+def local_sources(path=SOURCE):
+    """The kernel's source and the files it includes from its own folder, recursively, in the order first included."""
+    out = [path]
+    for m in re.finditer(r'#include "([^"]+)"', open(path).read()):
+        inc = os.path.join(os.path.dirname(path), m.group(1))
+        for f in local_sources(inc):
+            if f not in out:
+                out.append(f)
+    return out
+
+
+def source_loop_lines(texts):
+    """(file, line number) -> source loop name; texts: file name -> its text, each loop's line found in one of them."""
     out = {}
     for name, text in SOURCE_LOOPS.items():
         first = text.split("\n")[0]
-        hits = [i + 1 for i, l in enumerate(decode.split("\n")) if first in l]
-        if "\n" in text:
-            hits = [h for h in hits if text in "\n".join(decode.split("\n")[h - 1:h + text.count("\n")])]
+        hits = []
+        for f, src in texts.items():
+            lines = src.split("\n")
+            found = [i + 1 for i, l in enumerate(lines) if first in l]
+            if "\n" in text:
+                found = [h for h in found if text in "\n".join(lines[h - 1:h + text.count("\n")])]
+            hits += [(f, h) for h in found]
         if len(hits) != 1:
             raise SystemExit(f"source loop {name!r}: {len(hits)} lines match; update sass-counts.py to the kernel")
         out[hits[0]] = name
@@ -424,14 +440,15 @@ def analyse(ins, cold_lines, rare_lines):
                         work.extend(p for p in preds[x] if p in reachable)
     result = []
     for h, lp in loops.items():
-        # The source loop: the pnmix_decode.cu line of the hot latch's branch (or of its block's last such line).
+        # The source loop: the kernel's own source line (pnmix_decode.cu or a file of its folder it includes) of the
+        # hot latch's branch (or of its block's last such line).
         hot_latches = [u for u in lp["latches"] if u not in cold] or lp["latches"]
         latch = max(hot_latches, key=lambda u: blocks[u][0])
         s, e = blocks[latch]
         src = None
         for x in reversed(ins[s:e]):
-            if x["file"] == "pnmix_decode.cu":
-                src = x["line"]
+            if x["file"] in LOCAL_FILES:
+                src = (x["file"], x["line"])
                 break
         lp["source_line"] = src
         lp["latch"] = latch
@@ -477,7 +494,7 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "header": "%#x" % ins[blocks[lp["header"]][0]]["a"],
             "latch": "%#x" % ins[blocks[lp["latch"]][1] - 1]["a"],
             "parent": None if parent is None else "%#x" % ins[blocks[parent["header"]][0]]["a"],
-            "source_line": lp["source_line"],
+            "source_line": None if lp["source_line"] is None else "%s:%d" % lp["source_line"],
             "source_loop": loop_names.get(lp["source_line"], "unmapped"),
             "own": c,
             "conditional": c["total"] - size(lp["always_blocks"]),
@@ -636,8 +653,10 @@ def main():
     if args.listing:
         open(args.listing, "w").write(listing)
     decode = src.decode()
+    sources = local_sources()
+    LOCAL_FILES.update(os.path.basename(f) for f in sources)
     cold_lines, rare_lines = line_sets(decode, open(os.path.join(os.path.dirname(SOURCE), "packed_cache.cuh")).read())
-    loop_names = source_loop_lines(decode)
+    loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
     f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32") else cold_lines,
                                    rare_lines, loop_names) for name, ins in sorted(funcs.items())}
@@ -645,7 +664,8 @@ def main():
         "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",
         "regenerate": "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py",
         "source": SOURCE,
-        "source_sha256": hashlib.sha256(src).hexdigest(),
+        # the kernel and every file of its folder it includes (DecodeIssueModelTest compares each)
+        "sources_sha256": {f: hashlib.sha256(open(f, "rb").read()).hexdigest() for f in sources},
         "nvcc": tool_version(args.nvcc),
         "nvcc_flags": " ".join(NVCC_FLAGS),
         "nvdisasm": tool_version(args.nvdisasm),
@@ -653,7 +673,7 @@ def main():
                     "or on paths the bench configuration never takes) and rare ones (the softmax's rescale side); both "
                     "sides of any other in-loop branch count (conditional: how many of own are not on every "
                     "iteration's path)",
-        "source_loops": {name: line for line, name in sorted(loop_names.items())},
+        "source_loops": {name: "%s:%d" % where for where, name in sorted(loop_names.items())},
         "classes": CLASSES,
         "per_key": per_key(reports),
         "kernels": reports,

@@ -5,6 +5,8 @@
 #pragma once
 #include <cuda_fp16.h>
 
+#define FULL 0xffffffffu   // every lane of a warp
+
 // D = A·B + C, m16n8k16, A row-major and B column-major fp16, C and D fp32, every lane of a full warp at once, with
 // PTX's fragment layout (g = lane / 4, t = lane % 4; each .b32 holds two halves, the lower column or row first):
 //   a[0] = A[g][2t, 2t+1], a[1] = A[g+8][2t, 2t+1], a[2] = A[g][2t+8, 2t+9], a[3] = A[g+8][2t+8, 2t+9];
@@ -74,4 +76,24 @@ __device__ __forceinline__ unsigned paired_codes_to_half2(unsigned v, unsigned m
 // The same for two codes in the low bits of lo and of hi: lo's low half and hi's side by side first (PRMT).
 __device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, unsigned mask) {
     return paired_codes_to_half2(__byte_perm(lo, hi, 0x5410), mask);
+}
+
+// The largest x of the warp, in every lane (xor butterfly over the 32 lanes).
+template <typename T>
+__device__ __forceinline__ T warp_max(T x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+        T other = __shfl_xor_sync(FULL, x, o);
+        x = other > x ? other : x;
+    }
+    return x;
+}
+
+// The sum of x over the warp, in every lane (xor butterfly over the 32 lanes: each lane adds the same pairs in the
+// same order, so all get the same bits).
+template <typename T>
+__device__ __forceinline__ T warp_sum(T x) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);
+    return x;
 }

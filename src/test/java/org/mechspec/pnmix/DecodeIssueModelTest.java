@@ -16,7 +16,11 @@ import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.LinkedHashMap;
 import java.util.Locale;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -230,17 +234,50 @@ class DecodeIssueModelTest {
         return out;
     }
 
-    /** Null when the fixture was made from this kernel source; else the one-line reason and the command. */
-    static String staleness(JsonNode fixture, byte[] kernel) throws NoSuchAlgorithmException {
-        String actual = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(kernel));
-        String recorded = fixture.path("source_sha256").asText();
-        return actual.equals(recorded) ? null : FIXTURE + " was counted from another " + KERNEL + " (SHA-256 " + recorded
-                + ", now " + actual + "): regenerate it with " + REGENERATE;
+    /** The kernel's source and every file of its folder it includes, recursively (what its SASS is compiled from). */
+    static Map<String, byte[]> kernelSources() throws IOException {
+        Map<String, byte[]> out = new LinkedHashMap<>();
+        addWithIncludes(KERNEL, out);
+        return out;
+    }
+
+    private static void addWithIncludes(Path file, Map<String, byte[]> out) throws IOException {
+        String name = file.toString().replace('\\', '/');
+        if (out.containsKey(name)) {
+            return;
+        }
+        byte[] bytes = Files.readAllBytes(file);
+        out.put(name, bytes);
+        Matcher m = Pattern.compile("#include \"([^\"]+)\"").matcher(new String(bytes, StandardCharsets.UTF_8));
+        while (m.find()) {
+            addWithIncludes(file.resolveSibling(m.group(1)), out);
+        }
+    }
+
+    /**
+     * Null when the fixture was made from these sources (the kernel and its includes: each one's SHA-256 recorded, and
+     * no other file); else the one-line reason and the command.
+     */
+    static String staleness(JsonNode fixture, Map<String, byte[]> sources) throws NoSuchAlgorithmException {
+        JsonNode recorded = fixture.path("sources_sha256");
+        for (Map.Entry<String, byte[]> e : sources.entrySet()) {
+            String actual = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(e.getValue()));
+            String was = recorded.path(e.getKey()).asText("none");
+            if (!actual.equals(was)) {
+                return FIXTURE + " was counted from another " + e.getKey() + " (SHA-256 " + was + ", now " + actual
+                        + "): regenerate it with " + REGENERATE;
+            }
+        }
+        if (recorded.size() != sources.size()) {
+            return FIXTURE + " was counted from " + recorded.size() + " source files, " + KERNEL + " now compiles from "
+                    + sources.size() + " (" + String.join(", ", sources.keySet()) + "): regenerate it with " + REGENERATE;
+        }
+        return null;
     }
 
     @Test
     void theFixtureIsTheKernelsSass() throws Exception {
-        String stale = staleness(fixture(), Files.readAllBytes(KERNEL));
+        String stale = staleness(fixture(), kernelSources());
         if (stale != null) {
             fail(stale);
         }
@@ -248,11 +285,27 @@ class DecodeIssueModelTest {
 
     @Test
     void aStaleFixtureFails() throws Exception {
+        Map<String, byte[]> sources = kernelSources();
+        assertThat(sources.keySet()).as("the kernel and its includes").contains(KERNEL.toString(),
+                "src/main/cuda/group_tiles.cuh", "src/main/cuda/warp_ops.cuh", "src/main/cuda/packed_cache.cuh");
+        assertThat(staleness(fixture(), sources)).isNull();
+        // A recorded hash that is not the file's
         ObjectNode edited = (ObjectNode) fixture().deepCopy();
-        edited.put("source_sha256", "0".repeat(64));
-        assertThat(staleness(edited, Files.readAllBytes(KERNEL))).contains("regenerate it with " + REGENERATE);
-        byte[] changed = (Files.readString(KERNEL) + "\n").getBytes(StandardCharsets.UTF_8);
-        assertThat(staleness(fixture(), changed)).isNotNull();
+        ((ObjectNode) edited.path("sources_sha256")).put(KERNEL.toString(), "0".repeat(64));
+        assertThat(staleness(edited, sources)).contains(KERNEL.toString()).contains("regenerate it with " + REGENERATE);
+        // An included file changed (not the kernel's own source)
+        Map<String, byte[]> changed = new LinkedHashMap<>(sources);
+        changed.put("src/main/cuda/group_tiles.cuh", (new String(sources.get("src/main/cuda/group_tiles.cuh"),
+                StandardCharsets.UTF_8) + "\n").getBytes(StandardCharsets.UTF_8));
+        assertThat(staleness(fixture(), changed)).contains("group_tiles.cuh");
+        // An include the fixture does not know
+        Map<String, byte[]> more = new LinkedHashMap<>(sources);
+        more.put("src/main/cuda/new_part.cuh", new byte[0]);
+        assertThat(staleness(fixture(), more)).contains("new_part.cuh");
+        // A file the fixture was counted from that the kernel no longer includes
+        Map<String, byte[]> fewer = new LinkedHashMap<>(sources);
+        fewer.remove("src/main/cuda/reductions.cuh");
+        assertThat(staleness(fixture(), fewer)).contains("4 (");
     }
 
     /** Doubling every count doubles every issue time, and moves the modelled time of every issue-bound row. */

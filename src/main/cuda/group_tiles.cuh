@@ -1,0 +1,294 @@
+// The fp32 split-K decode kernel's quantized groups on tensor cores (pnmix_decode.cu's header says where they fit):
+// a group's 32-token block at a time, its keys' scores (stage_key_weights once a group, key_tile_scores) and its
+// values' weighted sum (value_words, value_tiles), by mma.sync m16n8k16 with fp16 operands and fp32 accumulation
+// (warp_ops.cuh). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated (sass-counts.py).
+#pragma once
+#include "packed_cache.cuh"
+#include "warp_ops.cuh"
+
+#define TILE_TOKENS 32   // a group's block: the tokens one window of the split-K kernel covers at most
+
+// ---- Keys of a quantized group on tensor cores (the fp32 packed kernel) ----
+// q·k with k = zero + code·scale (the CPU twin's dequantization) is Σ_c q_c·zero_c + Σ_c (q_c·scale_c)·code_c: a
+// group's zeros and scales are per channel, so per group and held head the first sum is one number (zsum) and the
+// second a product of the keys' codes, exact small integers in fp16, with weights w_c = q_c·scale_c: an mma a
+// 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
+// hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits, two mma a step into one accumulator; w is scaled per
+// head by a power of two (exact) that puts its largest |w| in [2^14, 2^15): nothing overflows, lo keeps its 11 bits
+// for every weight down to 2^-17 of the largest, and a smaller one is off by at most 2^-39 of the largest. Why not dequantize in half2 (zero + code·scale by HFMA2): the key would be rounded
+// to 11 bits, far outside the fp32 twin's tolerance; here only w is split, and to 22 bits. The fp64 kernel keeps
+// key_scores.
+#define KEY_STEP 16   // channels of one mma k-step
+
+__device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4; }   // d >= 0: a shift
+
+// A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: key_tile_bytes a warp, first).
+struct KeyTiles {
+    uint4* frag;      // [key_steps(d)][HB][4]: lane (g = head < HB, t)'s B fragments of step s: hi b[0], b[1], lo b[0], b[1]
+    float* score;     // [2·HB][TILE_TOKENS]: the block's scores before unscale and zsum, then the values' weights (value_tiles)
+    float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
+    float* zsum;      // [HB]: Σ_c q_c·zero_c
+};
+
+__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * hb * 64 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+
+// The warp's weights for group g's keys (meta: the group's [channel] scale/zero words from the KV head's first
+// channel; sQ: the pass's query [channel][HB], zero past its heads), into kt; channels from d to the last step's
+// end weigh 0. Once per group and pass, by the warp that enters the group (the warps walk different stretches).
+// Not inlined: its registers do not add to the key loop's, and the SASS count finds it (sass-counts.py).
+template <int HB>
+__device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint4* fragOut, float* unscale,
+                                               float* zsum, int lane) {
+    static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
+    unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
+    int padded = key_steps(d) * KEY_STEP;
+    __syncwarp();   // every lane has read the previous group's weights and scores
+    // Per head its largest |w| and Σ q·zero, a channel a lane.
+    float big[HB] = {}, z[HB] = {};
+#pragma unroll 1
+    for (int c = lane; c < d; c += 32) {
+        unsigned int m = meta[c];
+        float4 q4 = *reinterpret_cast<const float4*>(sQ + c * HB);   // the channel's HB = 4 heads, 16-byte aligned
+        float q[HB] = {q4.x, q4.y, q4.z, q4.w};
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float w = fabsf(q[h] * half_lo(m));
+            big[h] = w > big[h] ? w : big[h];
+            z[h] += q[h] * half_hi(m);
+        }
+    }
+    // Per head the power of two up = 2^e: big = 2^x · 1.f (x from its exponent field; a subnormal counts as 2^-126),
+    // e = 14 - x, at most 100 so 2^-e stays a normal float (a head whose weights are all below 2^-86 keeps them to
+    // about 2^-124 absolute).
+    float up[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        big[h] = warp_max(big[h]);
+        z[h] = warp_sum(z[h]);
+        int x = (int) ((__float_as_uint(big[h]) >> 23) & 0xffu) - 127;
+        int e = big[h] > 0 ? 14 - (x < -126 ? -126 : x) : 0;
+        e = e > 100 ? 100 : e;
+        up[h] = __uint_as_float((unsigned int) (127 + e) << 23);
+        if (lane == 0) {
+            unscale[h] = __uint_as_float((unsigned int) (127 - e) << 23);
+            zsum[h] = z[h];
+        }
+    }
+    // The weights, hi and lo, into lane (h, t)'s fragments: channel c of step s = c / 16 is half (c & 1) of
+    // b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0.
+#pragma unroll 1
+    for (int c = lane; c < padded; c += 32) {
+        unsigned int m = c < d ? meta[c] : 0u;
+        float4 q4 = c < d ? *reinterpret_cast<const float4*>(sQ + c * HB) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        float q[HB] = {q4.x, q4.y, q4.z, q4.w};
+        unsigned short* f = frag + ((c >> 4) * HB * 4 + ((c & 7) >> 1)) * 8 + ((c & 15) >> 3) * 2 + (c & 1);
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float w = q[h] * half_lo(m) * up[h];
+            __half hi = __float2half_rn(w);
+            __half lo = __float2half_rn(w - __half2float(hi));
+            f[h * 32] = __half_as_ushort(hi);
+            f[h * 32 + 4] = __half_as_ushort(lo);
+        }
+    }
+    __syncwarp();
+}
+
+// Scores of the 32 tokens of the group's block that starts at token blk0 (base: the group's and KV head's first
+// channel in keyBits/keyOffsets) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
+// = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
+// 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
+// funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
+// reads channels 16s + 2t, +1, +8, +9 of step s (d even), past d too (weights 0). Tokens past the
+// group (a last block shorter than 32) read the block's first token's run instead: in the group, and never keys of
+// the window.
+template <int HB>
+__device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
+    int g = lane >> 2, t = lane & 3;
+    int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
+    const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
+    // Channels 2t, 2t + 1 of step 0 as 8-byte loads (d even: so are base and 2t); a step is 16 channels, 8 pairs, on.
+    const int2* bits = reinterpret_cast<const int2*>(K.keyBits + base) + t;
+    const int2* offs = reinterpret_cast<const int2*>(K.keyOffsets + base) + t;
+    const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;   // step s's: HB·4 on (carried, not worked out again)
+    float acc[2][4] = {};
+#pragma unroll 1
+    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {
+        // channels 16s + 2t, +1, +8, +9: their widths and the codes of tok .. tok + 3 from bit 0. Past d they are a
+        // later head's channels or the arrays' zero tail (CudaCacheCopy.CHANNEL_TAIL): codes read from real streams
+        // (or word 0), which weigh 0 (stage_key_weights), so no test a channel.
+        int2 b01 = bits[0], b23 = bits[4], o01 = offs[0], o23 = offs[4];
+        int b[4] = {b01.x, b01.y, b23.x, b23.y}, off[4] = {o01.x, o01.y, o23.x, o23.y};
+        unsigned int x[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int bit = tok * b[j], i = (off[j] >> 2) + (bit >> 5);
+            x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
+        }
+        unsigned int m01 = ((1u << b[0]) - 1u) | ((1u << b[1]) - 1u) << 16, m23 = ((1u << b[2]) - 1u) | ((1u << b[3]) - 1u) << 16;
+        uint4 w = g < HB ? *frag : make_uint4(0u, 0u, 0u, 0u);
+        unsigned int hi[2] = {w.x, w.y}, lo[2] = {w.z, w.w};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            unsigned int a[4];   // row g: code 2i of the run; row g + 8: code 2i + 1 (each x shifted on by its width)
+            a[0] = codes_to_half2(x[0], x[1], m01);
+            a[2] = codes_to_half2(x[2], x[3], m23);
+#pragma unroll
+            for (int j = 0; j < 4; j++) x[j] >>= b[j];
+            a[1] = codes_to_half2(x[0], x[1], m01);
+            a[3] = codes_to_half2(x[2], x[3], m23);
+#pragma unroll
+            for (int j = 0; j < 4; j++) x[j] >>= b[j];
+            mma_m16n8k16_f32_f16(acc[i], a, hi, acc[i]);
+            mma_m16n8k16_f32_f16(acc[i], a, lo, acc[i]);
+        }
+    }
+    // acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), head 2t + (j & 1)
+    __syncwarp();   // every lane has read the previous window's scores
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        if (2 * t + j < HB) {
+            *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
+                make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
+        }
+    }
+    __syncwarp();
+}
+
+// ---- Values of a quantized group on tensor cores (the fp32 packed kernel, where a value group is a whole head) ----
+// A key's value is zero + code·scale with one scale and zero a token for the head, so the window's Σ_k p_k·v_k is
+// Σ_k code_k·w_k + Σ_k p_k·zero_k with w = p·scale: an mma with A = the codes (channels on M, keys on K: exact small
+// integers in fp16) and B = w (keys on K, heads on N), and the second sum likewise with A = ones and p·zero in B's
+// columns HB .. 2·HB - 1 (the first mma's columns there are not used). B in fp16 as hi + lo·2^-11 (hi = w rounded
+// to fp16, lo = (w - hi)·2^11 rounded), each into its own accumulator: hi is off by at most 2^-11 of w (2^-25 where w
+// is below fp16's normal range) and lo, at most about w, is rounded in turn to 2^-11 of itself (2^-24 where it is
+// subnormal), so a weight is off by at most 2^-22 of it or 2^-35, whichever is larger (without the 2^11 a weight
+// below 2^-14 would keep only lo's subnormal bits). p <= 1 after raise_to and |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens
+// 16s + 2t, +1, +8, +9 of k-step s (s = 0, 1: the block's 32) and, of each, channels [g·d/8, (g + 1)·d/8), one run of
+// d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m + 1. A pair
+// of tokens' words becomes their low halves side by side and their high halves side by side (PRMT), shifted by 2b an
+// m-tile, and each A register is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's sum per head and channel
+// goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p into team 0's l (the
+// weights are against team 0's max).
+__device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
+    return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
+}
+
+__device__ __forceinline__ unsigned int half2_bits(__half2 h) {
+    unsigned int u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+}
+
+// A lane's value codes and its token's scale/zero for value_tiles, loaded before the window's keys are scored (so
+// the values do not wait for the key phase: they are in flight during it, in registers; a shared-memory ring fed by
+// cp.async would add a store and a load a word to a kernel bound by instruction issue). lo[q], hi[q]: pair q's tokens
+// 16(q >> 1) + 2t + 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block
+// token τ = lane's (0 where the window does not hold it).
+struct ValueWords {
+    unsigned int lo[4], hi[4], meta;
+};
+
+__device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, int lane) {
+    ValueWords v;
+    int g = lane >> 2, t = lane & 3, b = K.valueBits;
+    // The block's first token's (token, value group) index; a token's is K.vgroups on.
+    long row0 = ((long) grp * K.G + blk0) * K.vgroups + kvh;
+    v.meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) lane * K.vgroups] : 0u;
+    // The word with the lane's run of each token, the run shifted to bit 0 (tokens past the group: its last, whose
+    // weights are 0 here).
+    int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
+    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
+    int stride = K.vgroups * vgWords, last = K.G - 1 - blk0;   // words a token; the block's last token in the group
+#pragma unroll
+    for (int q = 0; q < 4; q++) {
+        int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
+        int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
+        unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
+        v.lo[q] = __byte_perm(x0, x1, 0x5410);
+        v.hi[q] = __byte_perm(x0, x1, 0x7632);
+    }
+    return v;
+}
+
+// The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
+// into L (every lane's). pk: the weights of the lane's block token (0 where the window does not hold it), against
+// one running max; vw: value_words.
+template <int HB>
+__device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pk, const ValueWords& vw, int lane,
+                                            const KeyTiles& kt, float* sO, float (&L)[HB]) {
+    static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
+    int g = lane >> 2, t = lane & 3, b = K.valueBits;
+    // B: lane τ's token's w and p·zero into shared memory, [h][τ] and [HB + h][τ] (kt.score: read by now).
+    float scale = half_lo(vw.meta), zero = half_hi(vw.meta);
+    __syncwarp();
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        kt.score[h * TILE_TOKENS + lane] = pk[h] * scale;
+        kt.score[(HB + h) * TILE_TOKENS + lane] = pk[h] * zero;
+    }
+#pragma unroll
+    for (int h = 0; h < HB; h++) L[h] = warp_sum(pk[h]);
+    __syncwarp();
+    // Lane (g, t)'s B: column g of the weights, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
+    unsigned int bh[2][2], bl[2][2];
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+#pragma unroll
+        for (int r = 0; r < 2; r++) {
+            float2 f = *reinterpret_cast<const float2*>(kt.score + g * TILE_TOKENS + 16 * ks + 2 * t + 8 * r);
+            __half2 h2 = __floats2half2_rn(f.x, f.y);
+            float2 back = __half22float2(h2);
+            bh[ks][r] = half2_bits(h2);
+            bl[ks][r] = half2_bits(__floats2half2_rn((f.x - back.x) * 2048.0f, (f.y - back.y) * 2048.0f));
+        }
+    }
+    // Σ p·zero a head: the ones mma's columns HB + h, in lanes t >= 2 (columns 2t, 2t + 1); lanes t < 2 take them
+    // (xor 2: heads 2t, 2t + 1). All its rows are alike.
+    float zh[4] = {}, zl[4] = {};
+    const unsigned int ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++) {
+        mma_m16n8k16_f32_f16(zh, ones, bh[ks], zh);
+        mma_m16n8k16_f32_f16(zl, ones, bl[ks], zl);
+    }
+    float z[2];
+#pragma unroll
+    for (int j = 0; j < 2; j++) z[j] = __shfl_xor_sync(FULL, zh[j] + zl[j] * (1.0f / 2048.0f), 2);
+    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
+    unsigned int mask = ((1u << b) - 1u) * 0x10001u;
+    int tiles = d >> 4, perHalf = 8 >> (b >> 1);   // d / 16; 8 / b for b = 1, 2, 4
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        unsigned int v[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) v[q] = half ? vw.hi[q] : vw.lo[q];
+        int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
+#pragma unroll 1
+        for (int m = half * perHalf; m < m1; m++) {
+            float dh[4] = {}, dl[4] = {};
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++) {
+                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                A[0] = paired_codes_to_half2(v[2 * ks], mask);
+                A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
+                A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
+                A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
+                mma_m16n8k16_f32_f16(dh, A, bh[ks], dh);
+                mma_m16n8k16_f32_f16(dl, A, bl[ks], dl);
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] >>= 2 * b;
+            // dh[j], dl[j]: channel c (j < 2) or c + 1, head 2t + (j & 1)
+            int c = g * (d / 8) + 2 * m;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                if (2 * t + j < HB) {   // the first HB columns
+                    *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
+                        make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
+                }
+            }
+        }
+    }
+    __syncwarp();
+}
