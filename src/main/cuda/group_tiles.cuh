@@ -13,7 +13,9 @@
 // group's zeros and scales are per channel, so per group and held head the first sum is one number (zsum) and the
 // second a product of the keys' codes, exact small integers in fp16, with weights w_c = q_c·scale_c: an mma a
 // 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
-// hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits, two mma a step into one accumulator; w is scaled per
+// hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits: hi in B's columns 0 .. HB - 1 and lo in HB .. 2·HB - 1
+// (the HB = 4 held heads fill half of N = 8, so one mma a step does both; their scores are added after the block's
+// last step, once a token and head); w is scaled per
 // head by a power of two (exact) that puts its largest |w| in [2^14, 2^15): nothing overflows, lo keeps its 11 bits
 // for every weight down to 2^-17 of the largest, and a smaller one is off by at most 2^-39 of the largest. Why not dequantize in half2 (zero + code·scale by HFMA2): the key would be rounded
 // to 11 bits, far outside the fp32 twin's tolerance; here only w is split, and to 22 bits. The fp64 kernel keeps
@@ -24,20 +26,20 @@ __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4
 
 // A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: key_tile_bytes a warp, first).
 struct KeyTiles {
-    uint4* frag;      // [key_steps(d)][HB][4]: lane (g = head < HB, t)'s B fragments of step s: hi b[0], b[1], lo b[0], b[1]
-    float* score;     // [2·HB][TILE_TOKENS]: the block's scores before unscale and zsum, then the values' weights (value_tiles)
+    uint2* frag;      // [key_steps(d)][2·HB][4]: lane (g, t)'s B fragment b[0], b[1] of step s (column g: hi of head g < HB, lo of head g - HB)
+    float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c
 };
 
-__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * hb * 64 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * 2 * hb * 4 * 8 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
 
 // The warp's weights for group g's keys (meta: the group's [channel] scale/zero words from the KV head's first
 // channel; sQ: the pass's query [channel][HB], zero past its heads), into kt; channels from d to the last step's
 // end weigh 0. Once per group and pass, by the warp that enters the group (the warps walk different stretches).
 // Not inlined: its registers do not add to the key loop's, and the SASS count finds it (sass-counts.py).
 template <int HB>
-__device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint4* fragOut, float* unscale,
+__device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint2* fragOut, float* unscale,
                                                float* zsum, int lane) {
     static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
     unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
@@ -61,10 +63,10 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
     // e = 14 - x, at most 100 so 2^-e stays a normal float (a head whose weights are all below 2^-86 keeps them to
     // about 2^-124 absolute).
     float up[HB];
+    warp_max_each<HB>(big, lane);
+    warp_sum_each<HB>(z, lane);
 #pragma unroll
     for (int h = 0; h < HB; h++) {
-        big[h] = warp_max(big[h]);
-        z[h] = warp_sum(z[h]);
         int x = (int) ((__float_as_uint(big[h]) >> 23) & 0xffu) - 127;
         int e = big[h] > 0 ? 14 - (x < -126 ? -126 : x) : 0;
         e = e > 100 ? 100 : e;
@@ -74,21 +76,21 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
             zsum[h] = z[h];
         }
     }
-    // The weights, hi and lo, into lane (h, t)'s fragments: channel c of step s = c / 16 is half (c & 1) of
-    // b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0.
+    // The weights, hi and lo, into lane (h, t)'s and lane (HB + h, t)'s fragments: channel c of step s = c / 16 is
+    // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0.
 #pragma unroll 1
     for (int c = lane; c < padded; c += 32) {
         unsigned int m = c < d ? meta[c] : 0u;
         float4 q4 = c < d ? *reinterpret_cast<const float4*>(sQ + c * HB) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         float q[HB] = {q4.x, q4.y, q4.z, q4.w};
-        unsigned short* f = frag + ((c >> 4) * HB * 4 + ((c & 7) >> 1)) * 8 + ((c & 15) >> 3) * 2 + (c & 1);
+        unsigned short* f = frag + ((c >> 4) * 2 * HB * 4 + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float w = q[h] * half_lo(m) * up[h];
             __half hi = __float2half_rn(w);
             __half lo = __float2half_rn(w - __half2float(hi));
-            f[h * 32] = __half_as_ushort(hi);
-            f[h * 32 + 4] = __half_as_ushort(lo);
+            f[h * 16] = __half_as_ushort(hi);
+            f[(HB + h) * 16] = __half_as_ushort(lo);
         }
     }
     __syncwarp();
@@ -98,7 +100,8 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
 // channel in keyBits/keyOffsets) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
-// funnel shift of two words a channel), B the staged weights (heads on N; lanes with g >= HB give 0). Lane (g, t)
+// funnel shift of two words a channel), B the staged weights (hi's heads on N, then lo's). Into kt.score: column
+// j's scores in row j (the caller adds row h and row HB + h). Lane (g, t)
 // reads channels 16s + 2t, +1, +8, +9 of step s (d even), past d too (weights 0). Tokens past the
 // group (a last block shorter than 32) read the block's first token's run instead: in the group, and never keys of
 // the window.
@@ -110,10 +113,10 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
     // Channels 2t, 2t + 1 of step 0 as 8-byte loads (d even: so are base and 2t); a step is 16 channels, 8 pairs, on.
     const int2* bits = reinterpret_cast<const int2*>(K.keyBits + base) + t;
     const int2* offs = reinterpret_cast<const int2*>(K.keyOffsets + base) + t;
-    const uint4* frag = kt.frag + (g < HB ? g : 0) * 4 + t;   // step s's: HB·4 on (carried, not worked out again)
+    const uint2* frag = kt.frag + g * 4 + t;   // step s's: 2·HB·4 on (carried, not worked out again)
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {
+    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += 2 * HB * 4) {
         // channels 16s + 2t, +1, +8, +9: their widths and the codes of tok .. tok + 3 from bit 0. Past d they are a
         // later head's channels or the arrays' zero tail (CudaCacheCopy.CHANNEL_TAIL): codes read from real streams
         // (or word 0), which weigh 0 (stage_key_weights), so no test a channel.
@@ -126,8 +129,8 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
             x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
         }
         unsigned int m01 = ((1u << b[0]) - 1u) | ((1u << b[1]) - 1u) << 16, m23 = ((1u << b[2]) - 1u) | ((1u << b[3]) - 1u) << 16;
-        uint4 w = g < HB ? *frag : make_uint4(0u, 0u, 0u, 0u);
-        unsigned int hi[2] = {w.x, w.y}, lo[2] = {w.z, w.w};
+        uint2 w = *frag;
+        unsigned int bw[2] = {w.x, w.y};
 #pragma unroll
         for (int i = 0; i < 2; i++) {
             unsigned int a[4];   // row g: code 2i of the run; row g + 8: code 2i + 1 (each x shifted on by its width)
@@ -139,18 +142,15 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
             a[3] = codes_to_half2(x[2], x[3], m23);
 #pragma unroll
             for (int j = 0; j < 4; j++) x[j] >>= b[j];
-            mma_m16n8k16_f32_f16(acc[i], a, hi, acc[i]);
-            mma_m16n8k16_f32_f16(acc[i], a, lo, acc[i]);
+            mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
         }
     }
-    // acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), head 2t + (j & 1)
+    // acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), column 2t + (j & 1)
     __syncwarp();   // every lane has read the previous window's scores
 #pragma unroll
     for (int j = 0; j < 2; j++) {
-        if (2 * t + j < HB) {
-            *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
-                make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
-        }
+        *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
+            make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
     }
     __syncwarp();
 }
@@ -199,11 +199,13 @@ __device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int b
     // weights are 0 here).
     int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
     const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
-    int stride = K.vgroups * vgWords, last = K.G - 1 - blk0;   // words a token; the block's last token in the group
+    // Words a token; the block's last token in the group. Unsigned offsets from first: one IMAD.WIDE.U32 an address.
+    unsigned int stride = K.vgroups * vgWords;
+    int last = K.G - 1 - blk0;
 #pragma unroll
     for (int q = 0; q < 4; q++) {
         int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
-        int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
+        unsigned int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
         unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
         v.lo[q] = __byte_perm(x0, x1, 0x5410);
         v.hi[q] = __byte_perm(x0, x1, 0x7632);
@@ -228,7 +230,8 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* 
         kt.score[(HB + h) * TILE_TOKENS + lane] = pk[h] * zero;
     }
 #pragma unroll
-    for (int h = 0; h < HB; h++) L[h] = warp_sum(pk[h]);
+    for (int h = 0; h < HB; h++) L[h] = pk[h];
+    warp_sum_each<HB>(L, lane);
     __syncwarp();
     // Lane (g, t)'s B: column g of the weights, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
     unsigned int bh[2][2], bl[2][2];

@@ -204,17 +204,19 @@ struct Online {
     }
 
     // A window of keys at once (group_window): the team's max becomes at least the window's, wm, whose keys then
-    // weigh 2^(s - m) <= 1 each (weigh: the team adds p·v and p itself). l and acc are rescaled by 2^(m_old - m),
-    // which is 1 exactly where the max stays; a team's first window (m = -inf) starts from zero.
+    // weigh 2^(s - m) <= 1 each (weigh: the team adds p·v and p itself). Only a larger max rescales l and acc, by
+    // 2^(m_old - m) (as in add: once the max has settled that is rare, about ln n of n windows); a team's first
+    // window (m = -inf) starts from zero.
     __device__ __forceinline__ void raise_to(const T* wm) {
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            T M = wm[h] > m[h] ? wm[h] : m[h];
-            T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - M);
-            m[h] = M;
-            l[h] *= alpha;
+            if (wm[h] > m[h]) {
+                T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
+                m[h] = wm[h];
+                l[h] *= alpha;
 #pragma unroll
-            for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
+                for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
+            }
         }
     }
 
@@ -497,7 +499,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
             key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
 #pragma unroll
-            for (int h = 0; h < HB; h++) sl[h] = kt.score[h * TILE_TOKENS + a.lane] * kt.unscale[h] + kt.zsum[h];
+            for (int h = 0; h < HB; h++) {
+                sl[h] = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
+            }
             scored = true;
         }
     }
@@ -513,8 +517,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 #pragma unroll
     for (int h = 0; h < HB; h++) {
         sl[h] = holds ? sl[h] * log2e_scale : (T) -INFINITY;
-        wm[h] = warp_max(sl[h]);
+        wm[h] = sl[h];
     }
+    warp_max_each<HB>(wm, a.lane);
     st.raise_to(wm);
     int taker = a.valueTiles ? 0 : ((a.lane - e) & (a.P - 1)) * a.R;   // value_tiles: team 0 takes every key
 #pragma unroll
@@ -734,8 +739,8 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     KeyTiles kt = {};
     if constexpr (tensorKeys) {
         unsigned char* w = smem_raw + a.warp * key_tile_bytes(d, HB);
-        kt.frag = reinterpret_cast<uint4*>(w);
-        kt.score = reinterpret_cast<float*>(w + key_steps(d) * HB * 64);
+        kt.frag = reinterpret_cast<uint2*>(w);
+        kt.score = reinterpret_cast<float*>(w + key_steps(d) * 2 * HB * 4 * 8);
         kt.unscale = kt.score + 2 * HB * WINDOW;
         kt.zsum = kt.unscale + HB;
     }

@@ -93,8 +93,8 @@ def lines_of(text, first, last):
 def line_sets(decode, cache):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
     Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice). RARE: the online
-    softmax's rescale side (a key whose score exceeds the running max: a few keys a chunk once the max has settled,
-    about ln n of n keys for scores in random order), so not counted per key."""
+    softmax's rescale side (a key whose score exceeds the running max, or a window whose max does: a few a chunk once
+    the max has settled, about ln n of n for scores in random order), so not counted per key."""
     cold = (lines_of(decode, "// For values that come one channel at a time (the slow path)", "// Merges the state")
             | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
@@ -106,6 +106,10 @@ def line_sets(decode, cache):
     for i, l in enumerate(lines):
         if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
             j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
+            rare |= set(range(i + 2, j + 1))
+        if "if (wm[h] > m[h]) {" in l:   # raise_to's rescale: through the line before its closing brace
+            indent = l[:len(l) - len(l.lstrip())]
+            j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
     return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
             {"pnmix_decode.cu": rare})
@@ -125,7 +129,7 @@ def f32_packed_cold(decode):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
-    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += HB * 4) {",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += 2 * HB * 4) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
@@ -139,7 +143,7 @@ SOURCE_LOOPS = {
     "decode_chunk warp merge for h": "for (int h = 0; h < hb; h++) {",
     "decode_chunk write acc for c": "for (int c = threadIdx.x; c < d; c += blockDim.x) {",
     "merge max for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        M =",
-    "warp_max shuffles": "for (int o = 16; o > 0; o >>= 1) {",
+    "warp_max shuffles": "for (int o = 16; o > 0; o >>= 1) x = larger(x, __shfl_xor_sync(FULL, x, o));",
     "warp_sum shuffles": "for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
@@ -413,18 +417,19 @@ def analyse(ins, cold_lines, rare_lines):
     reachable = set(idom)
     # Cold blocks: dominated by a BRA.DIV target, or by a block mostly from cold lines; rare: by one mostly from
     # rare lines (line_sets).
-    def dominated_by(marked_lines, extra=()):
+    def dominated_by(marked_lines, extra=(), single_entry=False):
         seeds = set(extra)
         for k, (s, e) in enumerate(blocks):
             lines = [(x["file"], x["line"]) for x in ins[s:e]]
             hits = sum(1 for f, l in lines if l in marked_lines.get(f, ()))
-            if hits * 2 > len(lines):
+            # single_entry: not a join (its BSYNC carries the line before it, the branch's last)
+            if hits * 2 > len(lines) and not (single_entry and len([p for p in preds[k] if p in reachable]) > 1):
                 seeds.add(k)
         seeds &= reachable
         return {k for k in reachable if any(dominates(idom, sd, k) for sd in seeds)}
 
     cold = dominated_by(cold_lines, div_targets)
-    rare = dominated_by(rare_lines) - cold
+    rare = dominated_by(rare_lines, single_entry=True) - cold
     # Natural loops, merged by header.
     loops = {}
     for u in reachable:
