@@ -25,22 +25,27 @@
 __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4; }   // d >= 0: a shift
 
 // A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: key_tile_bytes a warp, first).
+// A step's staged words (KEY_STEP_WORDS uint2): the B fragments [2·HB][4] (lane (g, t)'s b[0], b[1]; column g: hi of
+// head g < HB, lo of head g - HB), then [4] the masks of lane t's channel pairs (16s + 2t, +1 and +8, +9: each
+// channel's (1 << b) - 1 in its half; 0 past d), so the key loop does not work them out from the widths.
+#define KEY_STEP_WORDS(HB) (2 * (HB) * 4 + 4)
+
 struct KeyTiles {
-    uint2* frag;      // [key_steps(d)][2·HB][4]: lane (g, t)'s B fragment b[0], b[1] of step s (column g: hi of head g < HB, lo of head g - HB)
+    uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments and channel masks, a step's
     float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c
 };
 
-__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * 2 * hb * 4 * 8 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * KEY_STEP_WORDS(hb) * 8 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
 
-// The warp's weights for group g's keys (meta: the group's [channel] scale/zero words from the KV head's first
-// channel; sQ: the pass's query [channel][HB], zero past its heads), into kt; channels from d to the last step's
-// end weigh 0. Once per group and pass, by the warp that enters the group (the warps walk different stretches).
+// The warp's weights for group g's keys (meta, bits: the group's [channel] scale/zero words and widths from the KV
+// head's first channel; sQ: the pass's query [channel][HB], zero past its heads), and its channels' masks, into kt;
+// channels from d to the last step's end weigh 0. Once per group and pass, by the warp that enters the group (the warps walk different stretches).
 // Not inlined: its registers do not add to the key loop's, and the SASS count finds it (sass-counts.py).
 template <int HB>
-__device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, const float* sQ, uint2* fragOut, float* unscale,
-                                               float* zsum, int lane) {
+__device__ __noinline__ void stage_key_weights(const unsigned int* meta, const int* bits, int d, const float* sQ, uint2* fragOut,
+                                               float* unscale, float* zsum, int lane) {
     static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
     unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
     int padded = key_steps(d) * KEY_STEP;
@@ -77,13 +82,16 @@ __device__ __noinline__ void stage_key_weights(const unsigned int* meta, int d, 
         }
     }
     // The weights, hi and lo, into lane (h, t)'s and lane (HB + h, t)'s fragments: channel c of step s = c / 16 is
-    // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0.
+    // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0. The
+    // channel's mask likewise into mask word t of the step.
 #pragma unroll 1
     for (int c = lane; c < padded; c += 32) {
         unsigned int m = c < d ? meta[c] : 0u;
         float4 q4 = c < d ? *reinterpret_cast<const float4*>(sQ + c * HB) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         float q[HB] = {q4.x, q4.y, q4.z, q4.w};
-        unsigned short* f = frag + ((c >> 4) * 2 * HB * 4 + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
+        int b = c < d ? bits[c] : 0;
+        unsigned short* f = frag + ((c >> 4) * KEY_STEP_WORDS(HB) + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
+        f[2 * HB * 16] = (unsigned short) ((1u << b) - 1u);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float w = q[h] * half_lo(m) * up[h];
@@ -113,10 +121,11 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
     // Channels 2t, 2t + 1 of step 0 as 8-byte loads (d even: so are base and 2t); a step is 16 channels, 8 pairs, on.
     const int2* bits = reinterpret_cast<const int2*>(K.keyBits + base) + t;
     const int2* offs = reinterpret_cast<const int2*>(K.keyOffsets + base) + t;
-    const uint2* frag = kt.frag + g * 4 + t;   // step s's: 2·HB·4 on (carried, not worked out again)
+    const uint2* frag = kt.frag + g * 4 + t;   // step s's: KEY_STEP_WORDS on (carried, not worked out again)
+    const uint2* masks = kt.frag + 2 * HB * 4 + t;
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += 2 * HB * 4) {
+    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {
         // channels 16s + 2t, +1, +8, +9: their widths and the codes of tok .. tok + 3 from bit 0. Past d they are a
         // later head's channels or the arrays' zero tail (CudaCacheCopy.CHANNEL_TAIL): codes read from real streams
         // (or word 0), which weigh 0 (stage_key_weights), so no test a channel.
@@ -128,8 +137,8 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
             int bit = tok * b[j], i = (off[j] >> 2) + (bit >> 5);
             x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
         }
-        unsigned int m01 = ((1u << b[0]) - 1u) | ((1u << b[1]) - 1u) << 16, m23 = ((1u << b[2]) - 1u) | ((1u << b[3]) - 1u) << 16;
-        uint2 w = *frag;
+        uint2 m = *masks, w = *frag;
+        unsigned int m01 = m.x, m23 = m.y;
         unsigned int bw[2] = {w.x, w.y};
 #pragma unroll
         for (int i = 0; i < 2; i++) {
@@ -197,16 +206,19 @@ __device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int b
     v.meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) lane * K.vgroups] : 0u;
     // The word with the lane's run of each token, the run shifted to bit 0 (tokens past the group: its last, whose
     // weights are 0 here).
-    int vgWords = K.vgBytes >> 2, runBit = g * (d >> 3) * b;
-    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes) + row0 * vgWords + (runBit >> 5);
-    // Words a token; the block's last token in the group. Unsigned offsets from first: one IMAD.WIDE.U32 an address.
-    unsigned int stride = K.vgroups * vgWords;
+    int runBit = g * (d >> 3) * b;
+    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes + row0 * K.vgBytes) + (runBit >> 5);
+    // Bytes a token; the block's last token in the group. A token's word: first plus a 64-bit product of two
+    // unsigned 32-bit numbers, one IMAD.WIDE.U32 an address.
+    unsigned int stride = K.vgroups * K.vgBytes;
     int last = K.G - 1 - blk0;
+    const unsigned char* firstBytes = reinterpret_cast<const unsigned char*>(first);
 #pragma unroll
     for (int q = 0; q < 4; q++) {
         int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
         unsigned int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
-        unsigned int x0 = first[r0 * stride] >> (runBit & 31), x1 = first[r1 * stride] >> (runBit & 31);
+        unsigned int x0 = *reinterpret_cast<const unsigned int*>(firstBytes + (unsigned long long) r0 * stride) >> (runBit & 31);
+        unsigned int x1 = *reinterpret_cast<const unsigned int*>(firstBytes + (unsigned long long) r1 * stride) >> (runBit & 31);
         v.lo[q] = __byte_perm(x0, x1, 0x5410);
         v.hi[q] = __byte_perm(x0, x1, 0x7632);
     }

@@ -740,7 +740,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     if constexpr (tensorKeys) {
         unsigned char* w = smem_raw + a.warp * key_tile_bytes(d, HB);
         kt.frag = reinterpret_cast<uint2*>(w);
-        kt.score = reinterpret_cast<float*>(w + key_steps(d) * 2 * HB * 4 * 8);
+        kt.score = reinterpret_cast<float*>(w + key_steps(d) * KEY_STEP_WORDS(HB) * 8);
         kt.unscale = kt.score + 2 * HB * WINDOW;
         kt.zsum = kt.unscale + HB;
     }
@@ -778,7 +778,8 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             } else {
                 if constexpr (tensorKeys) {
                     if (a.keyTiles && seg.g != staged) {
-                        stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + seg.g * (R.K.Hkv * d) + kvh * d,
+                        int base = seg.g * (R.K.Hkv * d) + kvh * d;   // the group's and KV head's first channel
+                        stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + base, R.K.keyBits + base,
                                               d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
                         staged = seg.g;
                     }

@@ -37,7 +37,8 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
       iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the window's softmax, the values' weights and
-      zero sums, team 0 taking the sum) once per 32 keys. Cold in this kernel (f32_packed_cold): the paths for odd d
+      zero sums, team 0 taking the sum) once per 32 keys, less its block that calls stage_key_weights (and what that
+      block alone leads to: "per_group"), counted with the staging once a group. Cold in this kernel (f32_packed_cold): the paths for odd d
       and other value groups, a lane a key and the teams' values.
   packed_decode_chunk_f64, in a quantized group's window:
     "key_scores for c" (a lane a key, four channels an iteration: d/4 iterations score the window's 32 keys; the
@@ -129,7 +130,7 @@ def f32_packed_cold(decode):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
-    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += 2 * HB * 4) {",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
@@ -430,6 +431,11 @@ def analyse(ins, cold_lines, rare_lines):
 
     cold = dominated_by(cold_lines, div_targets)
     rare = dominated_by(rare_lines, single_entry=True) - cold
+    # Once a group (the fp32 packed kernel): the block that calls stage_key_weights (its arguments worked out) and
+    # what it alone leads to, run where a window enters a new group, not every window.
+    calls = [k for k, (s, e) in enumerate(blocks)
+             if any(x["name"].startswith("CALL") and "stage_key_weights" in x["txt"] for x in ins[s:e])]
+    per_group = dominated_by({}, calls) - cold - rare
     # Natural loops, merged by header.
     loops = {}
     for u in reachable:
@@ -467,7 +473,8 @@ def analyse(ins, cold_lines, rare_lines):
         for q in result:
             if q["parent"] is lp:
                 nested |= q["blocks"]
-        lp["own_blocks"] = [k for k in lp["blocks"] if k not in nested and k not in cold and k not in rare]
+        lp["own_blocks"] = [k for k in lp["blocks"] if k not in nested and k not in cold and k not in rare and k not in per_group]
+        lp["per_group_blocks"] = [k for k in lp["blocks"] if k not in nested and k in per_group]
         lp["rare_blocks"] = [k for k in lp["blocks"] if k not in nested and k in rare]
         # every iteration runs the blocks that dominate the latch; the rest of own is conditional
         lp["always_blocks"] = [k for k in lp["own_blocks"] if dominates(idom, k, lp["latch"])]
@@ -504,6 +511,7 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "own": c,
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
+            "per_group": census(ins, blocks, lp["per_group_blocks"]),
         })
     return out
 
@@ -571,9 +579,10 @@ def per_key(reports):
                 value_part = add((passes * value_iterations / n, values))
             group_tokens = 128   # the bench's groups (the pinned cache policy)
             if tensor:
-                # once a group and pass: outside its loops, d/32 iterations of the largest-weight loop and
-                # key_steps(d)·16/32 of the weights loop (both one channel a lane, all held heads)
-                staging = add((1, stage["outside_loops_by_class"]),
+                # once a group and pass: the window loop's block that calls it, and its own outside its loops, d/32
+                # iterations of the largest-weight loop and key_steps(d)·16/32 of the weights loop (both one channel a
+                # lane, all held heads)
+                staging = add((1, stage["outside_loops_by_class"]), (1, find_loop(packed, "decode_chunk for j0")["per_group"]),
                               (-(-d // 32), find_loop(stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
                               (-(-(-(-d // 16) * 16) // 32), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
                 staging_part = add((passes / group_tokens, staging))
@@ -629,7 +638,7 @@ def per_key(reports):
             k = reports[f"{name}_decode_chunk_{t}"]
             per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0", "value_tiles for m",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
-            counted = sum(lp["own"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
+            counted = sum(lp["own"]["total"] + lp["per_group"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
     return result
 
