@@ -24,12 +24,12 @@
 
 __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4; }   // d >= 0: a shift
 
-// A warp's part of shared memory for it (CudaSplitKDecode#sharedBytes: key_tile_bytes a warp, first).
 // A step's staged words (KEY_STEP_WORDS uint2): the B fragments [2·HB][4] (lane (g, t)'s b[0], b[1]; column g: hi of
 // head g < HB, lo of head g - HB), then [4] the masks of lane t's channel pairs (16s + 2t, +1 and +8, +9: each
 // channel's (1 << b) - 1 in its half; 0 past d), so the key loop does not work them out from the widths.
 #define KEY_STEP_WORDS(HB) (2 * (HB) * 4 + 4)
 
+// A warp's parts of shared memory for its quantized groups (decode_chunk places them; CudaSplitKDecode#sharedBytes).
 struct KeyTiles {
     uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments and channel masks, a step's
     float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
@@ -37,7 +37,11 @@ struct KeyTiles {
     float* zsum;      // [HB]: Σ_c q_c·zero_c
 };
 
-__device__ __forceinline__ int key_tile_bytes(int d, int hb) { return key_steps(d) * KEY_STEP_WORDS(hb) * 8 + 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+// A warp's score, unscale and zsum, of a size that does not depend on d (so their addresses are a constant times
+// the warp: cheap where ptxas works them out again in the window loop); a multiple of 16.
+__host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+// A warp's staged steps.
+__device__ __forceinline__ int key_frag_bytes(int d, int hb) { return key_steps(d) * KEY_STEP_WORDS(hb) * 8; }
 
 // The warp's weights for group g's keys (meta, bits: the group's [channel] scale/zero words and widths from the KV
 // head's first channel; sQ: the pass's query [channel][HB], zero past its heads), and its channels' masks, into kt;
@@ -225,6 +229,49 @@ __device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int b
     return v;
 }
 
+// value_tiles' m-tiles for B-bit codes: rows of the window's Σ p·v into sO (dh, dl: the weights' hi and lo·2^11; z:
+// Σ p·zero of heads 2t, 2t + 1).
+template <int HB, int B>
+__device__ __forceinline__ void value_mtiles(int d, const ValueWords& vw, const unsigned int (&bh)[2][2], const unsigned int (&bl)[2][2],
+                                             const float (&z)[2], int g, int t, float* sO) {
+    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
+    constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
+    constexpr int b = B, perHalf = 8 / B;
+    int tiles = d >> 4;   // d / 16
+#pragma unroll
+    for (int half = 0; half < 2; half++) {
+        unsigned int v[4];
+#pragma unroll
+        for (int q = 0; q < 4; q++) v[q] = half ? vw.hi[q] : vw.lo[q];
+        int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
+#pragma unroll 1
+        for (int m = half * perHalf; m < m1; m++) {
+            float dh[4] = {}, dl[4] = {};
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++) {
+                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                A[0] = paired_codes_to_half2(v[2 * ks], mask);
+                A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
+                A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
+                A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
+                mma_m16n8k16_f32_f16(dh, A, bh[ks], dh);
+                mma_m16n8k16_f32_f16(dl, A, bl[ks], dl);
+            }
+#pragma unroll
+            for (int q = 0; q < 4; q++) v[q] >>= 2 * b;
+            // dh[j], dl[j]: channel c (j < 2) or c + 1, head 2t + (j & 1)
+            int c = g * (d / 8) + 2 * m;
+#pragma unroll
+            for (int j = 0; j < 2; j++) {
+                if (2 * t + j < HB) {   // the first HB columns
+                    *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
+                        make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
+                }
+            }
+        }
+    }
+}
+
 // The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
 // into L (every lane's). pk: the weights of the lane's block token (0 where the window does not hold it), against
 // one running max; vw: value_words.
@@ -270,40 +317,14 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* 
     float z[2];
 #pragma unroll
     for (int j = 0; j < 2; j++) z[j] = __shfl_xor_sync(FULL, zh[j] + zl[j] * (1.0f / 2048.0f), 2);
-    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
-    unsigned int mask = ((1u << b) - 1u) * 0x10001u;
-    int tiles = d >> 4, perHalf = 8 >> (b >> 1);   // d / 16; 8 / b for b = 1, 2, 4
-#pragma unroll
-    for (int half = 0; half < 2; half++) {
-        unsigned int v[4];
-#pragma unroll
-        for (int q = 0; q < 4; q++) v[q] = half ? vw.hi[q] : vw.lo[q];
-        int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
-#pragma unroll 1
-        for (int m = half * perHalf; m < m1; m++) {
-            float dh[4] = {}, dl[4] = {};
-#pragma unroll
-            for (int ks = 0; ks < 2; ks++) {
-                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
-                A[0] = paired_codes_to_half2(v[2 * ks], mask);
-                A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
-                A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
-                A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
-                mma_m16n8k16_f32_f16(dh, A, bh[ks], dh);
-                mma_m16n8k16_f32_f16(dl, A, bl[ks], dl);
-            }
-#pragma unroll
-            for (int q = 0; q < 4; q++) v[q] >>= 2 * b;
-            // dh[j], dl[j]: channel c (j < 2) or c + 1, head 2t + (j & 1)
-            int c = g * (d / 8) + 2 * m;
-#pragma unroll
-            for (int j = 0; j < 2; j++) {
-                if (2 * t + j < HB) {   // the first HB columns
-                    *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                        make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
-                }
-            }
-        }
+    // The m-tiles, with b a constant (its mask and shifts immediates; a runtime mask costs a register copy an A
+    // register where registers are short): value_tiles_fit admits 1, 2 and 4.
+    if (b == 1) {
+        value_mtiles<HB, 1>(d, vw, bh, bl, z, g, t, sO);
+    } else if (b == 2) {
+        value_mtiles<HB, 2>(d, vw, bh, bl, z, g, t, sO);
+    } else {
+        value_mtiles<HB, 4>(d, vw, bh, bl, z, g, t, sO);
     }
     __syncwarp();
 }

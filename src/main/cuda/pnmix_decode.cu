@@ -723,26 +723,27 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
     a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
-    // Shared memory (CudaSplitKDecode#sharedBytes): in the fp32 packed kernel first the warps' key tiles (KeyTiles,
-    // key_tile_bytes a warp, a multiple of 16: what follows stays aligned); then per warp w and held head h (hs = HB:
-    // a pass's heads past its hb are zero queries whose sums are never written; sized for all HB, so no address
-    // depends on the group's size) m, l [WARPS][hs] and acc [WARPS][hs][d]; then the pass's query heads [d][HB] (zero
-    // past the pass's hb). Every address here is a few instructions from d and the warp: ptxas works them out again
-    // where they are used rather than keep them in registers.
+    // Shared memory (CudaSplitKDecode#sharedBytes): in the fp32 packed kernel first the warps' scores (KeyTiles:
+    // key_score_bytes a warp, a constant, a multiple of 16: what follows stays aligned); then per warp w and held
+    // head h (hs = HB: a pass's heads past its hb are zero queries whose sums are never written; sized for all HB, so
+    // no address depends on the group's size) m, l [WARPS][hs] and acc [WARPS][hs][d]; then the pass's query heads
+    // [d][HB] (zero past the pass's hb); then in the fp32 packed kernel the warps' staged steps (key_frag_bytes a
+    // warp). Every address here is a few instructions from d and the warp: ptxas works them out again where they are
+    // used rather than keep them in registers, so those the window loop uses most (scores, acc) come first, at a
+    // constant or a multiple of d.
     constexpr int hs = HB;
     constexpr bool tensorKeys = sizeof(T) == 4 && Rows::GROUPS;
-    int tileBytes = tensorKeys ? WARPS * key_tile_bytes(d, HB) : 0;
-    T* sM = reinterpret_cast<T*>(smem_raw + tileBytes);
+    constexpr int scoreBytes = tensorKeys ? WARPS * key_score_bytes(HB) : 0;
+    T* sM = reinterpret_cast<T*>(smem_raw + scoreBytes);
     T* sL = sM + WARPS * hs;
     T* sAcc = sL + WARPS * hs;
     T* sQ = sAcc + WARPS * hs * d;
     KeyTiles kt = {};
     if constexpr (tensorKeys) {
-        unsigned char* w = smem_raw + a.warp * key_tile_bytes(d, HB);
-        kt.frag = reinterpret_cast<uint2*>(w);
-        kt.score = reinterpret_cast<float*>(w + key_steps(d) * KEY_STEP_WORDS(HB) * 8);
+        kt.score = reinterpret_cast<float*>(smem_raw + a.warp * key_score_bytes(HB));
         kt.unscale = kt.score + 2 * HB * WINDOW;
         kt.zsum = kt.unscale + HB;
+        kt.frag = reinterpret_cast<uint2*>(reinterpret_cast<unsigned char*>(sQ + d * HB) + a.warp * key_frag_bytes(d, HB));
     }
 
     // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four

@@ -32,8 +32,9 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     configuration: d even, a value group a whole head, 2-bit values):
     "key_tile_scores for s" (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) = d/16
       iterations a window);
-    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, d/16 of them; ptxas makes two
-      copies, for the low and the high halves of the codes' words: 4 m-tiles each at 2-bit values);
+    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, d/16 of them; value_mtiles is
+      a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant shifts, 2 and 4; ptxas makes
+      two copies of its loop, for the low and the high halves of the codes' words: 4 m-tiles each at 2-bit values);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
       iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the window's softmax, the values' weights and
@@ -512,6 +513,9 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
             "per_group": census(ins, blocks, lp["per_group_blocks"]),
+            # the constant amounts of its right shifts (value_tiles' m-tile loops are one per code width: b and 2b)
+            "shift_immediates": sorted({int(m.group(1), 16) for k in lp["own_blocks"] for x in ins[blocks[k][0]:blocks[k][1]]
+                                        for m in [re.match(r"SHF\.R\.U32\.HI \w+, RZ, (0x[0-9a-f]+), ", x["txt"])] if m}),
         })
     return out
 
@@ -550,10 +554,12 @@ def per_key(reports):
         channels = find_loop(packed, "key_tile_scores for s" if tensor else "key_scores for c")["own"]
         # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
         # halves (in that order); fp64: the teams'
-        halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"),
-                        key=lambda lp: int(lp["header"], 16)) if tensor else []
+        # (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one whose constant shifts are b = 2
+        # and 2b = 4)
+        halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"
+                         and lp["shift_immediates"] == [2, 4]), key=lambda lp: int(lp["header"], 16)) if tensor else []
         if tensor and len(halves) != 2:
-            raise SystemExit("value_tiles for m: expected a loop for each half; update sass-counts.py to the kernel")
+            raise SystemExit("value_tiles for m: expected a loop for each half at 2-bit codes; update sass-counts.py to the kernel")
         stage = None
         if tensor:
             stage = reports[next(n for n in reports if n.startswith("packed_decode_chunk_f32:_Z17stage_key_weights"))]

@@ -257,10 +257,10 @@ public final class CudaSplitKDecode implements AutoCloseable {
      */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes, boolean packed) {
         long held = headsHeld(elementBytes);
-        // The fp32 packed kernel's key tiles first (KeyTiles), a warp's: per 16-channel step the B fragments of its
-        // weights (8 bytes of fp16 for each of 2·held columns, hi and lo, and 4 lanes) and 4 lanes' 8 bytes of channel
-        // masks (KEY_STEP_WORDS), the block's scores and then the values' weights [2·held][32], and per held head
-        // 2^-e and the zero sum (fp32); a multiple of 16 bytes.
+        // The fp32 packed kernel's key tiles (KeyTiles), a warp's: the block's scores and then the values' weights
+        // [2·held][32], and per held head 2^-e and the zero sum (fp32), first; and last, per 16-channel step, the B
+        // fragments of its weights (8 bytes of fp16 for each of 2·held columns, hi and lo, and 4 lanes) and 4 lanes'
+        // 8 bytes of channel masks (KEY_STEP_WORDS).
         long tiles = packed && elementBytes == Sizeof.FLOAT
                 ? WARPS * ((headDim + 15) / 16 * (2 * held * 4 + 4) * 8 + 2 * held * 32 * 4 + 2 * held * 4) : 0;
         // The warps' m, l and acc for the heads a pass holds (all held: no address depends on the group's size), then
