@@ -3,6 +3,7 @@
 // values' weighted sum (value_words, value_tiles), by mma.sync m16n8k16 with fp16 operands and fp32 accumulation
 // (warp_ops.cuh). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated (sass-counts.py).
 #pragma once
+#include <cuda_pipeline.h>
 #include "packed_cache.cuh"
 #include "warp_ops.cuh"
 
@@ -35,6 +36,7 @@ struct KeyTiles {
     float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c
+    unsigned int* stage;   // VALUE_STAGE_BYTES: the window's value words (stage_value_words; where d <= 128)
 };
 
 // A warp's score, unscale and zsum, of a size that does not depend on d (so their addresses are a constant times
@@ -171,18 +173,19 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int bl
 // ---- Values of a quantized group on tensor cores (the fp32 packed kernel, where a value group is a whole head) ----
 // A key's value is zero + code·scale with one scale and zero a token for the head, so the window's Σ_k p_k·v_k is
 // Σ_k code_k·w_k + Σ_k p_k·zero_k with w = p·scale: an mma with A = the codes (channels on M, keys on K: exact small
-// integers in fp16) and B = w (keys on K, heads on N), and the second sum likewise with A = ones and p·zero in B's
-// columns HB .. 2·HB - 1 (the first mma's columns there are not used). B in fp16 as hi + lo·2^-11 (hi = w rounded
-// to fp16, lo = (w - hi)·2^11 rounded), each into its own accumulator: hi is off by at most 2^-11 of w (2^-25 where w
-// is below fp16's normal range) and lo, at most about w, is rounded in turn to 2^-11 of itself (2^-24 where it is
-// subnormal), so a weight is off by at most 2^-22 of it or 2^-35, whichever is larger (without the 2^11 a weight
-// below 2^-14 would keep only lo's subnormal bits). p <= 1 after raise_to and |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens
-// 16s + 2t, +1, +8, +9 of k-step s (s = 0, 1: the block's 32) and, of each, channels [g·d/8, (g + 1)·d/8), one run of
-// d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m + 1. A pair
-// of tokens' words becomes their low halves side by side and their high halves side by side (PRMT), shifted by 2b an
-// m-tile, and each A register is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's sum per head and channel
-// goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p into team 0's l (the
-// weights are against team 0's max).
+// integers in fp16) and B = w (keys on K, heads on N); the second sum is one number a head, a warp sum. B in fp16 as
+// hi + lo·2^-11 (hi = w rounded to fp16, lo = (w - hi)·2^11 rounded): hi in columns 0 .. HB - 1, lo in HB .. 2·HB -
+// 1 (as the keys' weights: one mma a k-step does both), added once an m-tile (lane t < 2 takes lane t + 2's). hi is
+// off by at most 2^-11 of w (2^-25 where w is below fp16's normal range) and lo, at most about w, is rounded in turn
+// to 2^-11 of itself (2^-24 where it is subnormal), so a weight is off by at most 2^-22 of it or 2^-35, whichever is
+// larger (without the 2^11 a weight below 2^-14 would keep only lo's subnormal bits). p <= 1 after raise_to and
+// |scale| < 2^16: nothing overflows. Keys on K pair two tokens in every A register: lane (g, t) holds tokens 16s +
+// 2t, +1, +8, +9 of k-step s (s = 0, 1: block A's 32; 2, 3: block B's) and, of each, channels [g·d/8, (g + 1)·d/8),
+// one run of d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m
+// + 1. A pair of tokens' words becomes their low halves side by side and their high halves side by side (PRMT),
+// shifted by 2b an m-tile, and each A register is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's sum
+// per head and channel goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p
+// into team 0's l (the weights are against team 0's max).
 __device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
     return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
 }
@@ -193,138 +196,170 @@ __device__ __forceinline__ unsigned int half2_bits(__half2 h) {
     return u;
 }
 
-// A lane's value codes and its token's scale/zero for value_tiles, loaded before the window's keys are scored (so
-// the values do not wait for the key phase: they are in flight during it, in registers; a shared-memory ring fed by
-// cp.async would add a store and a load a word to a kernel bound by instruction issue). lo[q], hi[q]: pair q's tokens
-// 16(q >> 1) + 2t + 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block
-// token τ = lane's (0 where the window does not hold it).
+// A lane's value codes and its token's scale/zero for value_tiles. lo[q], hi[q]: pair q's tokens 16(q >> 1) + 2t +
+// 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block token τ = lane's.
 struct ValueWords {
     unsigned int lo[4], hi[4], meta;
 };
 
-__device__ __forceinline__ ValueWords value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, int lane) {
-    ValueWords v;
+// They go through shared memory: a warp's stage holds both blocks of its window, each [2 chunks][32 lanes][4 words]
+// (the lane's 8 code words, chunk c: pairs q = 2c, 2c + 1, each its two tokens' words; one conflict-free 16-byte load
+// a chunk), then [32 lanes] the meta words. Copied by cp.async (__pipeline_memcpy_async: LDGSTS, 4 bytes each) before
+// the window's keys are scored and read after them, so the values do not wait for the key phase and hold no
+// registers during it (two blocks' words in registers there spill at 128 registers). A lane reads only its own
+// words, once its copies are done (__pipeline_wait_prior); its next copies into them come after it has used what it
+// read (the values' mma), so no barrier.
+#define VALUE_STAGE_BLOCK_WORDS (2 * 32 * 4 + 32)
+#define VALUE_STAGE_BYTES (2 * VALUE_STAGE_BLOCK_WORDS * 4)   // a warp's: two blocks; a multiple of 16
+
+// Copies the lane's words of the group's block that starts at blk0 into stage (this block's part). Tokens past the
+// group read its last token's words, whose weights are 0; a lane whose token the window does not hold copies the
+// block's first token's meta (in the group, finite: its weight is 0).
+__device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, int lane,
+                                                  unsigned int* stage) {
     int g = lane >> 2, t = lane & 3, b = K.valueBits;
     // The block's first token's (token, value group) index; a token's is K.vgroups on.
     long row0 = ((long) grp * K.G + blk0) * K.vgroups + kvh;
-    v.meta = holds ? reinterpret_cast<const unsigned int*>(K.valueMeta)[row0 + (long) lane * K.vgroups] : 0u;
-    // The word with the lane's run of each token, the run shifted to bit 0 (tokens past the group: its last, whose
-    // weights are 0 here).
+    __pipeline_memcpy_async(stage + 2 * 32 * 4 + lane,
+                            reinterpret_cast<const unsigned int*>(K.valueMeta) + row0 + (long) (holds ? lane : 0) * K.vgroups, 4);
+    // The word with the lane's run of each token. Bytes a token; the block's last token in the group. A token's word:
+    // first plus a 64-bit product of two unsigned 32-bit numbers, one IMAD.WIDE.U32 an address.
     int runBit = g * (d >> 3) * b;
-    const unsigned int* first = reinterpret_cast<const unsigned int*>(K.valueCodes + row0 * K.vgBytes) + (runBit >> 5);
-    // Bytes a token; the block's last token in the group. A token's word: first plus a 64-bit product of two
-    // unsigned 32-bit numbers, one IMAD.WIDE.U32 an address.
+    const unsigned char* first = K.valueCodes + row0 * K.vgBytes + (runBit >> 5) * 4;
     unsigned int stride = K.vgroups * K.vgBytes;
     int last = K.G - 1 - blk0;
-    const unsigned char* firstBytes = reinterpret_cast<const unsigned char*>(first);
 #pragma unroll
     for (int q = 0; q < 4; q++) {
         int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
         unsigned int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
-        unsigned int x0 = *reinterpret_cast<const unsigned int*>(firstBytes + (unsigned long long) r0 * stride) >> (runBit & 31);
-        unsigned int x1 = *reinterpret_cast<const unsigned int*>(firstBytes + (unsigned long long) r1 * stride) >> (runBit & 31);
-        v.lo[q] = __byte_perm(x0, x1, 0x5410);
-        v.hi[q] = __byte_perm(x0, x1, 0x7632);
+        unsigned int* to = stage + ((q >> 1) * 32 + lane) * 4 + (q & 1) * 2;
+        __pipeline_memcpy_async(to, first + (unsigned long long) r0 * stride, 4);
+        __pipeline_memcpy_async(to + 1, first + (unsigned long long) r1 * stride, 4);
     }
+}
+
+// The lane's staged words of a block (stage_value_words; its copies done), each run shifted to bit 0.
+__device__ __forceinline__ ValueWords staged_value_words(const unsigned int* stage, int d, int b, int lane) {
+    ValueWords v;
+    int shift = ((lane >> 2) * (d >> 3) * b) & 31;   // the run's first bit in its word
+#pragma unroll
+    for (int c = 0; c < 2; c++) {
+        uint4 w = *reinterpret_cast<const uint4*>(stage + (c * 32 + lane) * 4);
+        unsigned int x[4] = {w.x >> shift, w.y >> shift, w.z >> shift, w.w >> shift};
+#pragma unroll
+        for (int k = 0; k < 2; k++) {
+            v.lo[2 * c + k] = __byte_perm(x[2 * k], x[2 * k + 1], 0x5410);
+            v.hi[2 * c + k] = __byte_perm(x[2 * k], x[2 * k + 1], 0x7632);
+        }
+    }
+    v.meta = stage[2 * 32 * 4 + lane];
     return v;
 }
 
-// value_tiles' m-tiles for B-bit codes: rows of the window's Σ p·v into sO (dh, dl: the weights' hi and lo·2^11; z:
-// Σ p·zero of heads 2t, 2t + 1).
+// value_tiles' m-tiles for B-bit codes: rows of the window's Σ p·v into sO, over its two blocks' words (vw[0]: k-steps
+// 0 and 1, vw[1]: 2 and 3; bw: the weights' B fragments a k-step, hi's columns then lo's; z: Σ p·zero of heads 2t,
+// 2t + 1).
 template <int HB, int B>
-__device__ __forceinline__ void value_mtiles(int d, const ValueWords& vw, const unsigned int (&bh)[2][2], const unsigned int (&bl)[2][2],
-                                             const float (&z)[2], int g, int t, float* sO) {
+__device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], const float (&z)[2],
+                                             int g, int t, float* sO) {
     // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
     constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
     constexpr int b = B, perHalf = 8 / B;
     int tiles = d >> 4;   // d / 16
 #pragma unroll
     for (int half = 0; half < 2; half++) {
-        unsigned int v[4];
+        unsigned int v[8];
 #pragma unroll
-        for (int q = 0; q < 4; q++) v[q] = half ? vw.hi[q] : vw.lo[q];
+        for (int q = 0; q < 8; q++) v[q] = half ? vw[q >> 2].hi[q & 3] : vw[q >> 2].lo[q & 3];
         int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
 #pragma unroll 1
         for (int m = half * perHalf; m < m1; m++) {
-            float dh[4] = {}, dl[4] = {};
+            float acc[4] = {};
 #pragma unroll
-            for (int ks = 0; ks < 2; ks++) {
+            for (int ks = 0; ks < 4; ks++) {
                 unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
                 A[0] = paired_codes_to_half2(v[2 * ks], mask);
                 A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
                 A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
                 A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
-                mma_m16n8k16_f32_f16(dh, A, bh[ks], dh);
-                mma_m16n8k16_f32_f16(dl, A, bl[ks], dl);
+                mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
             }
 #pragma unroll
-            for (int q = 0; q < 4; q++) v[q] >>= 2 * b;
-            // dh[j], dl[j]: channel c (j < 2) or c + 1, head 2t + (j & 1)
+            for (int q = 0; q < 8; q++) v[q] >>= 2 * b;
+            // acc[j]: channel c (j < 2) or c + 1, column 2t + (j & 1): hi of head 2t + (j & 1) in lanes t < 2, whose
+            // lo lane t + 2 holds (xor 2)
+            float lo[4];
+#pragma unroll
+            for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
             int c = g * (d / 8) + 2 * m;
 #pragma unroll
             for (int j = 0; j < 2; j++) {
-                if (2 * t + j < HB) {   // the first HB columns
+                if (2 * t + j < HB) {   // hi's columns
                     *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                        make_float2(dh[j] + dl[j] * (1.0f / 2048.0f) + z[j], dh[2 + j] + dl[2 + j] * (1.0f / 2048.0f) + z[j]);
+                        make_float2(acc[j] + lo[j] * (1.0f / 2048.0f) + z[j], acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f) + z[j]);
                 }
             }
         }
     }
 }
 
-// The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
-// into L (every lane's). pk: the weights of the lane's block token (0 where the window does not hold it), against
-// one running max; vw: value_words.
+// Lane (g, t)'s B fragments of one block's k-steps 0 and 1 (bw), from the weights p of lane τ's token τ of the block
+// and its scale (meta): w = p·scale through kt.score (read by now), [h][τ]; column g < HB: hi of head g's, column
+// HB + h: lo·2^11 of head h's. Column g, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
 template <int HB>
-__device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pk, const ValueWords& vw, int lane,
-                                            const KeyTiles& kt, float* sO, float (&L)[HB]) {
-    static_assert(HB == 4, "B's columns: HB weights, then HB zero sums, 8 in all");
-    int g = lane >> 2, t = lane & 3, b = K.valueBits;
-    // B: lane τ's token's w and p·zero into shared memory, [h][τ] and [HB + h][τ] (kt.score: read by now).
-    float scale = half_lo(vw.meta), zero = half_hi(vw.meta);
+__device__ __forceinline__ void block_weights(const float* p, unsigned int meta, int lane, const KeyTiles& kt, unsigned int (*bw)[2]) {
+    int g = lane >> 2, t = lane & 3;
+    float scale = half_lo(meta);
     __syncwarp();
 #pragma unroll
-    for (int h = 0; h < HB; h++) {
-        kt.score[h * TILE_TOKENS + lane] = pk[h] * scale;
-        kt.score[(HB + h) * TILE_TOKENS + lane] = pk[h] * zero;
-    }
-#pragma unroll
-    for (int h = 0; h < HB; h++) L[h] = pk[h];
-    warp_sum_each<HB>(L, lane);
+    for (int h = 0; h < HB; h++) kt.score[h * TILE_TOKENS + lane] = p[h] * scale;
     __syncwarp();
-    // Lane (g, t)'s B: column g of the weights, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
-    unsigned int bh[2][2], bl[2][2];
+    const float* w = kt.score + (g & (HB - 1)) * TILE_TOKENS + 2 * t;
 #pragma unroll
     for (int ks = 0; ks < 2; ks++) {
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            float2 f = *reinterpret_cast<const float2*>(kt.score + g * TILE_TOKENS + 16 * ks + 2 * t + 8 * r);
+            float2 f = *reinterpret_cast<const float2*>(w + 16 * ks + 8 * r);
             __half2 h2 = __floats2half2_rn(f.x, f.y);
             float2 back = __half22float2(h2);
-            bh[ks][r] = half2_bits(h2);
-            bl[ks][r] = half2_bits(__floats2half2_rn((f.x - back.x) * 2048.0f, (f.y - back.y) * 2048.0f));
+            bw[ks][r] = half2_bits(g < HB ? h2 : __floats2half2_rn((f.x - back.x) * 2048.0f, (f.y - back.y) * 2048.0f));
         }
     }
-    // Σ p·zero a head: the ones mma's columns HB + h, in lanes t >= 2 (columns 2t, 2t + 1); lanes t < 2 take them
-    // (xor 2: heads 2t, 2t + 1). All its rows are alike.
-    float zh[4] = {}, zl[4] = {};
-    const unsigned int ones[4] = {0x3C003C00u, 0x3C003C00u, 0x3C003C00u, 0x3C003C00u};
+}
+
+// The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
+// into L (every lane's), over its blocks A and B (pair: B's weights are not all 0; else B weighs 0 and its words are
+// not read). pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against
+// one running max; vw: value_words of A and B.
+template <int HB>
+__device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pA, const float* pB, const ValueWords (&vw)[2],
+                                            bool pair, int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
+    static_assert(HB == 4, "B's columns: HB his, then HB los, 8 in all");
+    int g = lane >> 2, t = lane & 3, b = K.valueBits;
+    unsigned int bw[4][2] = {};
+    block_weights<HB>(pA, vw[0].meta, lane, kt, bw);
+    if (pair) block_weights<HB>(pB, vw[1].meta, lane, kt, bw + 2);
+    // Σ p and Σ p·zero a head, every head in every lane (one reduce-scatter of both).
+    float sums[2 * HB];
+    float zeroA = half_hi(vw[0].meta), zeroB = half_hi(vw[1].meta);
 #pragma unroll
-    for (int ks = 0; ks < 2; ks++) {
-        mma_m16n8k16_f32_f16(zh, ones, bh[ks], zh);
-        mma_m16n8k16_f32_f16(zl, ones, bl[ks], zl);
+    for (int h = 0; h < HB; h++) {
+        sums[h] = pA[h] + pB[h];
+        sums[HB + h] = pA[h] * zeroA + pB[h] * zeroB;
     }
-    float z[2];
+    warp_sum_each<2 * HB>(sums, lane);
 #pragma unroll
-    for (int j = 0; j < 2; j++) z[j] = __shfl_xor_sync(FULL, zh[j] + zl[j] * (1.0f / 2048.0f), 2);
+    for (int h = 0; h < HB; h++) L[h] = sums[h];
+    // lanes t < 2 store heads 2t, 2t + 1 (selects: an array indexed at run time would go to local memory)
+    float z[2] = {t & 1 ? sums[HB + 2] : sums[HB], t & 1 ? sums[HB + 3] : sums[HB + 1]};
     // The m-tiles, with b a constant (its mask and shifts immediates; a runtime mask costs a register copy an A
     // register where registers are short): value_tiles_fit admits 1, 2 and 4.
     if (b == 1) {
-        value_mtiles<HB, 1>(d, vw, bh, bl, z, g, t, sO);
+        value_mtiles<HB, 1>(d, vw, bw, z, g, t, sO);
     } else if (b == 2) {
-        value_mtiles<HB, 2>(d, vw, bh, bl, z, g, t, sO);
+        value_mtiles<HB, 2>(d, vw, bw, z, g, t, sO);
     } else {
-        value_mtiles<HB, 4>(d, vw, bh, bl, z, g, t, sO);
+        value_mtiles<HB, 4>(d, vw, bw, z, g, t, sO);
     }
     __syncwarp();
 }

@@ -284,6 +284,16 @@ struct PackedRows {
         return Segment{g, K.sinkLen + g * K.G, K.sinkLen + (g + 1) * K.G};
     }
 
+    // The first token at or after j where a pair of a group's blocks starts (64 tokens on from the group's start, or
+    // the group's end; j itself in the sink and the residual): where a warp's stretch may start (group_pair_window).
+    // By division: the prologue's.
+    __device__ int pair_start(int j) const {
+        if (j <= K.sinkLen || j >= residual_start()) return j;
+        int gs = K.sinkLen + (j - K.sinkLen) / K.G * K.G;
+        int p = gs + ((j - gs + 63) & ~63);
+        return p < gs + K.G ? p : gs + K.G;
+    }
+
     // The segment after s (no division: the next group, or the residual after the last).
     __device__ Segment next(const Segment& s) const {
         int g = s.g + 1;
@@ -480,21 +490,20 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (e = j0's place in
-// it). Keys: block token τ's scores end in lane τ (key_tile_scores on tensor cores, or key_scores, lane τ scoring
-// token τ). Then the window's softmax, and the values: value_tiles on tensor cores, or the teams as in rows_window,
+// it), where the values are not on tensor cores (fp64; fp32 where value_tiles_fit does not hold: group_pair_window
+// takes the others). Keys: block token τ's scores end in lane τ (key_tile_scores on tensor cores where d is even, or
+// key_scores, lane τ scoring token τ). Then the window's softmax, and the values by the teams as in rows_window,
 // VALUE_KEYS(T) keys a team at a time, each weight by shuffle from the lane that holds its key.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d, T log2e_scale,
-                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt, T* sO) {
+                                             const T* sQ, Online<T, HB>& st, const Lanes& a, const KeyTiles& kt) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31;
     int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     T sl[HB];
     bool holds = a.lane >= e && a.lane < e + n;   // lane e + t holds key t of the window
     bool scored = false;
-    ValueWords vw = {};
     if constexpr (sizeof(T) == 4) {
-        if (a.valueTiles) vw = value_words(K, seg.g, t0 - e, holds, kvh, d, a.lane);   // in flight during the keys
         if (a.keyTiles) {
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
             key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
@@ -521,32 +530,11 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     }
     warp_max_each<HB>(wm, a.lane);
     st.raise_to(wm);
-    int taker = a.valueTiles ? 0 : ((a.lane - e) & (a.P - 1)) * a.R;   // value_tiles: team 0 takes every key
+    int taker = ((a.lane - e) & (a.P - 1)) * a.R;
 #pragma unroll
     for (int h = 0; h < HB; h++) {
         T m = __shfl_sync(FULL, st.m[h], taker);
         pk[h] = holds ? exp2_t<T>(sl[h] - m) : (T) 0;
-    }
-    if constexpr (sizeof(T) == 4) {
-        if (a.valueTiles) {
-            float L[HB];
-            value_tiles<HB>(K, d, pk, vw, a.lane, kt, sO, L);
-            // Team 0 takes the window: l += Σ p, and its lanes' 8 channels of each head (lanes past d: none).
-            if (a.team == 0) {
-#pragma unroll
-                for (int h = 0; h < HB; h++) {
-                    st.l[h] += L[h];
-                    if (VEC * a.r < d) {
-                        float o[VEC];
-                        load4(sO + h * d + VEC * a.r, o);
-                        load4(sO + h * d + VEC * a.r + 4, o + 4);
-#pragma unroll
-                        for (int k = 0; k < VEC; k++) st.acc[h][k] += o[k];
-                    }
-                }
-            }
-            return;
-        }
     }
     // Values: VK keys a team at a time, their code words and scales/zeros loaded before any is used. When a.wordPath,
     // the lane's 8 channels of a token are 8·b bits of one aligned 32-bit code word (a value group is whole words),
@@ -601,10 +589,83 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     }
 }
 
+// The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores
+// (a.valueTiles): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
+// B from its start), one softmax for both. Block token τ's score ends in lane τ (key_tile_scores, a block at a
+// time); the window's max over both blocks raises every team's state once (Online::raise_to); each key's weight
+// against team 0's max, which takes the window: value_tiles' Σ p·v through sO into its lanes' acc, Σ p into its l.
+// Why two blocks: what a window costs once (the max, the rescale, the sum, team 0's 32 adds, the m-tiles' output)
+// is spread over up to 64 keys; the m-tiles take both blocks' 4 k-steps into one accumulator.
+template <int HB>
+__device__ __forceinline__ void group_pair_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d,
+                                                  float log2e_scale, Online<float, HB>& st, const Lanes& a, const KeyTiles& kt,
+                                                  float* sO, unsigned int* stage) {
+    const Cache& K = R.K;
+    int t0 = j0 - seg.start, e = t0 & 31, blk = t0 - e;
+    int nA = n < 32 - e ? n : 32 - e, nB = n - nA;   // nB > 0: the window goes on into the next block
+    int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
+    bool holdsA = a.lane >= e && a.lane < e + nA, holdsB = a.lane < nB;
+    // The blocks' value words first, into the warp's stage: in flight during the keys.
+    stage_value_words(K, seg.g, blk, holdsA, kvh, d, a.lane, stage);
+    if (nB > 0) stage_value_words(K, seg.g, blk + 32, holdsB, kvh, d, a.lane, stage + VALUE_STAGE_BLOCK_WORDS);
+    __pipeline_commit();
+    float sA[HB] = {}, sB[HB] = {};
+#pragma unroll 1
+    for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {
+        key_tile_scores<HB>(K, base, blk + 32 * i, d, kt, a.lane);
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            float s = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
+            if (i == 0) {
+                sA[h] = s;
+            } else {
+                sB[h] = s;
+            }
+        }
+    }
+    float wm[HB], pA[HB], pB[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        sA[h] = holdsA ? sA[h] * log2e_scale : -INFINITY;
+        sB[h] = holdsB ? sB[h] * log2e_scale : -INFINITY;
+        wm[h] = larger(sA[h], sB[h]);
+    }
+    warp_max_each<HB>(wm, a.lane);
+    st.raise_to(wm);
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        float m = __shfl_sync(FULL, st.m[h], 0);   // team 0 takes every key
+        pA[h] = holdsA ? ex2_ftz(sA[h] - m) : 0.0f;
+        pB[h] = holdsB ? ex2_ftz(sB[h] - m) : 0.0f;
+    }
+    __pipeline_wait_prior(0);
+    ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane), {}};
+    if (nB > 0) vw[1] = staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane);
+    float L[HB];
+    value_tiles<HB>(K, d, pA, pB, vw, nB > 0, a.lane, kt, sO, L);
+    // Team 0 takes the window: l += Σ p, and its lanes' 8 channels of each head (lanes past d: none).
+    if (a.team == 0) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            st.l[h] += L[h];
+            if (VEC * a.r < d) {
+                float o[VEC];
+                load4(sO + h * d + VEC * a.r, o);
+                load4(sO + h * d + VEC * a.r + 4, o + 4);
+#pragma unroll
+                for (int k = 0; k < VEC; k++) st.acc[h][k] += o[k];
+            }
+        }
+    }
+}
+
 // Fp16Rows has no quantized group.
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
-                                             Online<T, HB>&, const Lanes&, const KeyTiles&, T*) {}
+                                             Online<T, HB>&, const Lanes&, const KeyTiles&) {}
+template <int HB>
+__device__ __forceinline__ void group_pair_window(const Fp16Rows&, const Segment&, int, int, int, int, float, Online<float, HB>&,
+                                                  const Lanes&, const KeyTiles&, float*, unsigned int*) {}
 
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
@@ -706,6 +767,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     int from = ck * chunk;
     int to = L - from < chunk ? L : from + chunk;
     int window = tile < WINDOW ? tile : WINDOW;
+    int pairWindow = tile < 2 * WINDOW ? tile : 2 * WINDOW;   // group_pair_window's: two 32-token blocks
     Lanes a;
     a.lane = threadIdx.x & 31;
     a.warp = threadIdx.x >> 5;
@@ -743,7 +805,10 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         kt.score = reinterpret_cast<float*>(smem_raw + a.warp * key_score_bytes(HB));
         kt.unscale = kt.score + 2 * HB * WINDOW;
         kt.zsum = kt.unscale + HB;
-        kt.frag = reinterpret_cast<uint2*>(reinterpret_cast<unsigned char*>(sQ + d * HB) + a.warp * key_frag_bytes(d, HB));
+        unsigned char* frags = reinterpret_cast<unsigned char*>(sQ + d * HB);
+        kt.frag = reinterpret_cast<uint2*>(frags + a.warp * key_frag_bytes(d, HB));
+        // where d <= 128 (value_tiles_fit), the warps' value stages (VALUE_STAGE_BYTES a warp) after the frags
+        kt.stage = reinterpret_cast<unsigned int*>(frags + WARPS * key_frag_bytes(d, HB) + a.warp * VALUE_STAGE_BYTES);
     }
 
     // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four
@@ -751,6 +816,15 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     int span = (to - from + WARPS * WINDOW - 1) / (WARPS * WINDOW) * WINDOW;
     int wfrom = from + a.warp * span;
     int wto = to - wfrom < span ? to : wfrom + span;
+    if constexpr (Rows::GROUPS) {
+        // Windows of two blocks (group_pair_window): the warps' inner ends moved on to the next pair of blocks of
+        // the groups (64 tokens on from the sink; the same function on both sides of an end, so the stretches still
+        // tile the chunk), so a stretch's windows are whole pairs where the groups' are.
+        if (a.valueTiles) {
+            if (a.warp > 0) wfrom = R.pair_start(wfrom) < to ? R.pair_start(wfrom) : to;
+            if (a.warp < WARPS - 1) wto = R.pair_start(wto) < to ? R.pair_start(wto) : to;
+        }
+    }
     int first = R.segment_index(wfrom < to ? wfrom : from);   // by division: here, not in the loops
 
     for (int h0 = 0; h0 < gq; h0 += HB) {
@@ -771,9 +845,15 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
             int end = seg.end < wto ? seg.end : wto;
-            n = end - j0 < window ? end - j0 : window;
-            // A quantized group's window stays inside one 32-token block of the group (group_window).
-            if (!R.rows(seg) && 32 - ((j0 - seg.start) & 31) < n) n = 32 - ((j0 - seg.start) & 31);
+            bool pairs = !R.rows(seg) && a.valueTiles;
+            int most = pairs ? pairWindow : window;
+            n = end - j0 < most ? end - j0 : most;
+            // A quantized group's window stays inside one 32-token block of the group (group_window), or two
+            // consecutive ones (group_pair_window).
+            if (!R.rows(seg)) {
+                int room = (pairs ? 64 : 32) - ((j0 - seg.start) & 31);
+                n = room < n ? room : n;
+            }
             if (R.rows(seg)) {
                 rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
@@ -785,7 +865,13 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                         staged = seg.g;
                     }
                 }
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt, sAcc + a.warp * hs * d);
+                if constexpr (tensorKeys) {
+                    if (pairs) {
+                        group_pair_window<HB>(R, seg, j0, n, kvh, d, log2e_scale, st, a, kt, sAcc + a.warp * hs * d, kt.stage);
+                        continue;
+                    }
+                }
+                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt);
             }
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.

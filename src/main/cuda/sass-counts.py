@@ -118,12 +118,14 @@ def line_sets(decode, cache):
 
 
 def f32_packed_cold(decode):
-    """COLD in the fp32 packed kernel only: the paths it takes where the tensor-core ones do not apply, which the
-    bench configuration never does (d = 128 and 32, even; a value group a whole head, 2-bit values): a lane a key
-    (key_scores, key_channel: d odd) and the teams' values (group_window's own, past its value_tiles call)."""
+    """COLD in the fp32 packed kernel only: the paths it takes where the tensor-core values do not apply, which the
+    bench configuration never does (d = 128 and 32; a value group a whole head, 2-bit values): group_window (its keys
+    on tensor cores, or a lane a key: key_scores, key_channel, where d is odd; the teams' values), which dominates its
+    copy of key_tile_scores; group_pair_window takes the bench's."""
     return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
             | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group")
-            | lines_of(decode, "// Values: VK keys a team at a time", "// Fp16Rows has no quantized group."))
+            | lines_of(decode, "__device__ __forceinline__ void group_window(const PackedRows& R",
+                       "// The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel"))
 
 
 # The source loops: the text of the loop's first line, found in pnmix_decode.cu or one of the files it includes (a
@@ -131,6 +133,7 @@ def f32_packed_cold(decode):
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
+    "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",

@@ -341,6 +341,16 @@ public final class PnMixKernelChecks {
                 false, false, owner, new PnMixConfig.CachePolicy(4, 40, 40, 0.5, 3, 1, 4, 64, OneBitLevels.CONDITIONAL_MEANS)));
         cases.add(decodeCase("d128 group5, 1-bit values a head a group", rng, 1, 5, 128, 2 * DECODE_CHUNK + 7, DECODE_CHUNK,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 32, 32, 0.5, 2, 1, 1, 128, OneBitLevels.CONDITIONAL_MEANS)));
+        // Windows of two 32-token blocks (the fp32 kernel's values on tensor cores, group_pair_window): chunks long
+        // enough that a warp's stretch holds pairs, in groups of 128, 96 (a pair and a lone block) and 64 tokens, a
+        // 4-token sink putting every block off the chunks' and stretches' ends (windows that start inside block A,
+        // and end inside block B), and 2-, 4- and 1-bit values.
+        cases.add(decodeCase("d128 group4, windows of two blocks, 128-token groups", rng, 2, 4, 128, 3 * 520 + 77, 520,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 128, 128, 0.5, 3, 1, 2, 128, OneBitLevels.CONDITIONAL_MEANS)));
+        cases.add(decodeCase("d64 group3, windows of two blocks, 96-token groups of 4-bit values", rng, 2, 3, 64, 4 * 200 + 31, 200,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 96, 96, 0.5, 3, 1, 4, 64, OneBitLevels.CONDITIONAL_MEANS)));
+        cases.add(decodeCase("d32 group5, windows of two blocks, 64-token groups of 1-bit values", rng, 1, 5, 32, 2 * 333 + 9, 333,
+                false, false, owner, new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, 1, 32, OneBitLevels.CONDITIONAL_MEANS)));
         // 69 chunks: the CUDA merge's unrolled groups of chunks (32 a group where a lane owns one or two output
         // channels, 16, 8 or 4 where it owns more), then the 5 past the last whole 32 (a group of 4 where they fill
         // one, the rest one at a time); lanes owning 1, 2, 4 and 8 channels (d = 160: the last three of 8 past d).
