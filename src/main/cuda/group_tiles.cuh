@@ -1,13 +1,14 @@
 // The fp32 split-K decode kernel's quantized groups on tensor cores (pnmix_decode.cu's header says where they fit):
-// a group's 32-token block at a time, its keys' scores (stage_key_weights once a group, key_tile_scores) and its
-// values' weighted sum (value_words, value_tiles), by mma.sync m16n8k16 with fp16 operands and fp32 accumulation
-// (warp_ops.cuh). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated (sass-counts.py).
+// its keys' scores a 32-token block at a time (stage_key_weights once a group, key_tile_scores) and a window's
+// values' weighted sum over its one or two blocks (stage_value_words by cp.async, staged_value_words, value_tiles),
+// by mma.sync m16n8k16 with fp16 operands and fp32 accumulation (warp_ops.cuh). Shared with pnmix_decode.cu only;
+// edit it and the SASS fixture must be regenerated (sass-counts.py).
 #pragma once
 #include <cuda_pipeline.h>
 #include "packed_cache.cuh"
 #include "warp_ops.cuh"
 
-#define TILE_TOKENS 32   // a group's block: the tokens one window of the split-K kernel covers at most
+#define TILE_TOKENS 32   // a group's block: the tokens key_tile_scores scores at once (a window holds one or two)
 
 // ---- Keys of a quantized group on tensor cores (the fp32 packed kernel) ----
 // q·k with k = zero + code·scale (the CPU twin's dequantization) is Σ_c q_c·zero_c + Σ_c (q_c·scale_c)·code_c: a

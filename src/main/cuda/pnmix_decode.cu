@@ -8,7 +8,9 @@
 //   registers without spills; a larger group walks the chunk again for its next heads). Warp-level, no K or V in
 //   shared memory:
 //   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
-//     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block.
+//     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block;
+//     where the fp32 kernel takes a group's values on tensor cores, a group's window is up to two consecutive blocks
+//     (64 keys; group_pair_window), and the quarters' inner ends move on to the next pair of the groups' blocks.
 //   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
 //     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The held query heads are staged in shared
 //     memory once a pass ([channel][HEADS], zero past the pass's heads, so a channel's heads are one vector load)
@@ -22,15 +24,19 @@
 //     fp32 accumulation), a 32-token block of the group at a time. Keys (key_tile_scores): q·k = Σ q·zero + Σ code·(q·scale)
 //     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, turned
 //     into fp16 by bit tricks, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
-//     group (stage_key_weights), are B, split hi + lo into two fp16 (22 bits: two mma a step). Values (value_tiles,
-//     where a value group is a whole head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero,
-//     so again the codes are A and the weights p·scale (hi, lo·2^11) B; the zero term an mma with A = ones. The
-//     window's softmax runs once between the two: its max per head, every team's state raised to it (one rescale
-//     a window, by 1 exactly where the max stays), each key's weight 2^(s − m) against team 0's max in lane τ (block
-//     token τ), team 0 takes the window's sum. Why not dequantize in half2 and multiply there: the key or value
-//     would be rounded to 11 bits, far outside the fp32 twin's tolerance; only the weights are split, to 22 bits.
-//   - A quantized group's window, fp64 kernel (and the fp32 one where d is odd or a value group is not a whole
-//     head, 1/2/4-bit, d a multiple of 16 up to 128): a lane holds a key (key_scores): lane τ sums q·k of block
+//     group with the channels' masks (stage_key_weights), are B, split hi + lo into two fp16 (22 bits: hi in B's
+//     first HB columns, lo in the other HB, one mma a step). Values (value_tiles, where a value group is a whole
+//     head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero, so again the codes are A and the
+//     weights p·scale (hi, lo·2^11, on B's columns the same way) B, both blocks of a window's 4 k-steps into one
+//     accumulator; Σ p·zero a warp sum. The value words are copied into shared memory by cp.async before the keys
+//     (stage_value_words) and read after them. The window's softmax runs once between the keys and the values: its
+//     max per head, every team's state raised to it (a rescale only where the max rises), each key's weight
+//     2^(s − m) against team 0's max in lane τ (block token τ), team 0 takes the window's sum. Why not dequantize in
+//     half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32 twin's tolerance;
+//     only the weights are split, to 22 bits.
+//   - A quantized group's window, fp64 kernel (and the fp32 one where the values are not on tensor cores: a value
+//     group not a whole head, codes not 1, 2 or 4 bits, d not a multiple of 16 up to 128; there the keys still go on
+//     tensor cores where d is even): a lane holds a key (key_scores): lane τ sums q·k of block
 //     token τ channel by channel, in index order as the CPU twin does, each code taken from the two words that hold
 //     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's
 //     weight taken by shuffle from the lane that holds it.
@@ -52,9 +58,10 @@
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][merge_row(d)] (d of each row written). No bound on L but device
 // memory; every chunk holds a key, so no partial is empty, and a −inf max is never subtracted from itself (an empty
 // team or warp weighs 0).
-// Shared memory: the fp32 packed kernel's key tiles a warp (KeyTiles: the group's staged weights, the window's scores
-// and value weights), the warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64];
-// d ≤ 256 (CudaSplitKDecode checks).
+// Shared memory: the fp32 packed kernel's scores a warp (KeyTiles: the block's scores, then the values' weights), the
+// warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64], and in the fp32 packed
+// kernel the warps' staged steps (the group's weights and channel masks) and, where d ≤ 128, their value words'
+// stages; d ≤ 256 (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
 // CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
@@ -68,7 +75,8 @@
 //     two words from the one that holds its code's first bit, the channel's bit width, stream offset and scale/zero
 //     the same in every lane, four channels' as one 16-byte load each.
 //   packed values [group][token][valueGroup][vgBytes]: tensor cores, per lane and token one 4-byte word holding its
-//     run of d/8 channels; teams, the lane's 8 channels as one 32-bit code word (b in 1, 2, 4, a value group of whole
+//     run of d/8 channels, copied to shared memory by cp.async (LDGSTS); teams, the lane's 8 channels as one 32-bit
+//     code word (b in 1, 2, 4, a value group of whole
 //     words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used; else one code a
 //     channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
@@ -99,7 +107,7 @@ template <> __device__ __forceinline__ double exp2_t<double>(double x) { return 
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
 #define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
-static_assert(WINDOW == TILE_TOKENS, "a quantized group's window is one tensor-core block (group_tiles.cuh)");
+static_assert(WINDOW == TILE_TOKENS, "a quantized group's window is one or two tensor-core blocks (group_tiles.cuh)");
 #define VEC 8            // channels a lane owns: one 16-byte load of fp16
 #define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
 #define HEADS_F64 1

@@ -28,19 +28,23 @@ iteration's issued warp instructions, by at most its "conditional" part (blocks 
 Which loop is which: a SASS loop is named by the source line its back edge's branch comes from (SOURCE_LOOPS, found
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
-  packed_decode_chunk_f32, in a quantized group's 32-key window, on tensor cores (group_tiles.cuh; the bench's
-    configuration: d even, a value group a whole head, 2-bit values):
-    "key_tile_scores for s" (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) = d/16
-      iterations a window);
-    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, d/16 of them; value_mtiles is
-      a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant shifts, 2 and 4; ptxas makes
-      two copies of its loop, for the low and the high halves of the codes' words: 4 m-tiles each at 2-bit values);
+  packed_decode_chunk_f32, in a quantized group's window of one or two 32-token blocks, on tensor cores
+    (group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
+    whole head, 2-bit values):
+    "group_pair_window for blocks" (a block an iteration: its scores read back, key_tile_scores' set-up);
+    "key_tile_scores for s" inside it (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) =
+      d/16 iterations a block; its copy in group_window is cold);
+    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, both blocks' 4 k-steps, d/16 of
+      them; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant
+      shifts, 2 and 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
+      m-tiles each at 2-bit values);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
       iterations);
-    the window loop "decode_chunk for j0" itself (segment bookkeeping, the window's softmax, the values' weights and
-      zero sums, team 0 taking the sum) once per 32 keys, less its block that calls stage_key_weights (and what that
-      block alone leads to: "per_group"), counted with the staging once a group. Cold in this kernel (f32_packed_cold): the paths for odd d
-      and other value groups, a lane a key and the teams' values.
+    the window loop "decode_chunk for j0" itself (segment bookkeeping, the value words' copies, the window's softmax,
+      the values' weights and sums, team 0 taking the window) once per window (up to 64 keys), less its block that
+      calls stage_key_weights (and what that block alone leads to: "per_group"), counted with the staging once a
+      group. Cold in this kernel (f32_packed_cold): group_window (the paths where the values are not on tensor cores:
+      its keys on tensor cores or a lane a key, the teams' values).
   packed_decode_chunk_f64, in a quantized group's window:
     "key_scores for c" (a lane a key, four channels an iteration: d/4 iterations score the window's 32 keys; the
       one-channel loop for d not a multiple of 4 is cold);
@@ -53,7 +57,9 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     32 CPL >= d): "merge for j" (U chunks of one query head: each one's weight by one shuffle, CPL channels a lane;
     ptxas unrolls it, so chunks per iteration = its SHFL count; no loop where U = 32), "merge max for k" and
     "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks), "merge_if_last for h" (a head).
-per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these.
+per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these, in full windows, and for
+fp32 ("walk") the counts per window, per block scored, per group staged and per rows iteration that
+DecodeIssueModelTest adds up over the windows a chunk really takes.
 """
 import argparse
 import hashlib
@@ -94,7 +100,8 @@ def lines_of(text, first, last):
 
 def line_sets(decode, cache):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
-    Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice). RARE: the online
+    Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice; the query slice read a channel
+    at a time where d is not a multiple of 8, query_slice). RARE: the online
     softmax's rescale side (a key whose score exceeds the running max, or a window whose max does: a few a chunk once
     the max has settled, about ln n of n for scores in random order), so not counted per key."""
     cold = (lines_of(decode, "// For values that come one channel at a time (the slow path)", "// Merges the state")
@@ -102,7 +109,8 @@ def line_sets(decode, cache):
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
             | lines_of(decode, "if (valid && !a.wordPath) {", 4)
             | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8)
-            | lines_of(decode, "for (; j < n; j++, row += S) {   // merge remainder", 4))
+            | lines_of(decode, "for (; j < n; j++, row += S) {   // merge remainder", 4)
+            | lines_of(decode, "for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;", 1))
     rare = set()
     lines = decode.split("\n")
     for i, l in enumerate(lines):
@@ -540,23 +548,33 @@ def add(*parts):
 
 
 def per_key(reports):
-    """Warp instructions issued per (key, KV head) in full 32-key windows of quantized groups (packed: keys, values,
-    the window, and fp32 the group staging over the bench's 128-token groups) or of rows (fp16), per block once, and
-    the merge's per (chunk, query head) and per query head, from the loops' own counts and the source's trip counts
-    (the module docstring)."""
+    """Warp instructions issued per (key, KV head) in full windows of quantized groups (packed fp32: two 32-token
+    blocks a window, keys a block at a time, values a window, the window itself, and the group staging over the
+    bench's 128-token groups; packed fp64: 32-key windows) or of rows (fp16, 32 keys), per block once, and the
+    merge's per (chunk, query head) and per query head, from the loops' own counts and the source's trip counts (the
+    module docstring). For fp32 "walk" gives the parts DecodeIssueModelTest adds up over the windows a chunk really
+    takes (a window may be one block, or start inside one): per group window, per block scored, per group staged,
+    and rows windows."""
     result = {}
     for t in ("f32", "f64"):
         hb = 4 if t == "f32" else 1
         vk = 8 if t == "f32" else 4
         packed = reports["packed_decode_chunk_" + t]
         fp16 = reports["fp16_decode_chunk_" + t]
-        # fp32: a quantized group's keys on tensor cores, one 16-channel step of the block's 32 keys an iteration,
-        # with the group's weights staged once a group and pass (stage_key_weights, a function of its own); fp64: a
-        # lane a key, four channels an iteration
+        # fp32: a quantized group's keys on tensor cores, one 16-channel step of a block's 32 keys an iteration (its
+        # copy in group_pair_window's block loop; group_window's is cold), with the group's weights staged once a
+        # group and pass (stage_key_weights, a function of its own); fp64: a lane a key, four channels an iteration
         tensor = t == "f32"
-        channels = find_loop(packed, "key_tile_scores for s" if tensor else "key_scores for c")["own"]
+        if tensor:
+            hot = [lp for lp in packed["loops"] if lp["source_loop"] == "key_tile_scores for s" and lp["own"]["total"] > 0]
+            if len(hot) != 1:
+                raise SystemExit("key_tile_scores for s: expected one hot copy (group_pair_window's); update sass-counts.py")
+            channels = hot[0]["own"]
+            blocks_loop = find_loop(packed, "group_pair_window for blocks")["own"]
+        else:
+            channels = find_loop(packed, "key_scores for c")["own"]
         # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
-        # halves (in that order); fp64: the teams'
+        # halves (in that order), a window's two blocks (4 k-steps) an m-tile; fp64: the teams'
         # (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one whose constant shifts are b = 2
         # and 2b = 4)
         halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"
@@ -570,21 +588,26 @@ def per_key(reports):
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
         rows = find_loop(fp16, "rows_window for i")["own"]
         window_fp16 = find_loop(fp16, "decode_chunk for j0")["own"]
-        n = 32   # keys a full window
+        rows_packed = find_loop(packed, "rows_window for i")["own"]
         for shape, d, gq in (("layer-32q-8kv-128d", 128, 4), ("pn-mix-8q-2kv-32d", 32, 4)):
             r = 1
             while 8 * r < d and r < 32:
                 r *= 2
             p = 32 // r
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
+            n = 64 if tensor else 32   # keys a full window of a group
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
-            key_iterations = -(-d // 16) if tensor else d // 4   # per 32-key window
-            key_part = add((passes * key_iterations / n, channels))
+            key_iterations = -(-d // 16) if tensor else d // 4   # per 32-key block (fp64: window)
             if tensor:
+                per_block = add((key_iterations, channels), (1, blocks_loop))   # a 32-token block scored
+                key_part = add((passes / 32, per_block))
                 tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
+                per_window = add((1, window_packed), (min(tiles, per_half), halves[0]["own"]),
+                                 (max(0, tiles - per_half), halves[1]["own"]))
                 value_part = add((passes * min(tiles, per_half) / n, halves[0]["own"]),
                                  (passes * max(0, tiles - per_half) / n, halves[1]["own"]))
             else:
+                key_part = add((passes * key_iterations / n, channels))
                 value_part = add((passes * value_iterations / n, values))
             group_tokens = 128   # the bench's groups (the pinned cache policy)
             if tensor:
@@ -601,23 +624,39 @@ def per_key(reports):
                 "per_iteration": {("key_tile_scores for s" if tensor else "key_scores for c"):
                                       f"32 keys per {key_iterations} iterations",
                                   ("value_tiles for m" if tensor else "group_window for i0"):
-                                      (f"32 keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
+                                      (f"{n} keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
                                        f"copy and {max(0, d // 16 - 4)} of the high halves'") if tensor else
                                       f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
-                                  "decode_chunk for j0": "32 keys"}
-                                 | ({"stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
+                                  "decode_chunk for j0": f"{n} keys"}
+                                 | ({"group_pair_window for blocks": "32 keys",
+                                     "stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
                 "passes": passes,
                 "key_phase": key_part, "value_phase": value_part, "window": add((passes / n, window_packed)),
                 "group_staging": staging_part,
                 "per_key_kv_head": add((1, key_part), (1, value_part), (passes / n, window_packed), (1, staging_part)),
             }
+            if tensor:
+                # a quantized group's window (one or two blocks: the m-tiles take 4 k-steps either way), a block
+                # scored, a group staged, all a pass; and the sink's and residual's rows windows (the window loop's
+                # own counts both kinds: an upper bound) and their keys, P a rows_window iteration
+                result[f"packed_{t}_{shape}"]["walk"] = {
+                    "passes": passes, "group_window": per_window["total"], "block": per_block["total"],
+                    "group_staged": staging["total"], "rows_window": window_packed["total"],
+                    "rows_iteration": rows_packed["total"], "keys_per_rows_iteration": p,
+                    "keys_per_group_window": n, "pairs": True,
+                }
             result[f"fp16_{t}_{shape}"] = {
                 "per_iteration": {"rows_window for i": f"P = {p} keys",
                                   "decode_chunk for j0": "32 keys"},
                 "passes": passes,
-                "per_key_kv_head": add((passes / p, rows), (passes / n, window_fp16)),
+                "per_key_kv_head": add((passes / p, rows), (passes / 32, window_fp16)),
             }
+            if tensor:
+                result[f"fp16_{t}_{shape}"]["walk"] = {
+                    "passes": passes, "rows_window": window_fp16["total"], "rows_iteration": rows["total"],
+                    "keys_per_rows_iteration": p,
+                }
         # merge_if_last<float or double, CPL>, by their mangled names (_Z13merge_if_lastIfLi4EE...: T = float, CPL = 4)
         by_cpl = {}
         for cpl in (1, 2, 4, 8):
@@ -646,7 +685,7 @@ def per_key(reports):
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
             per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0", "value_tiles for m",
-                             "rows_window for i", "decode_chunk for j0", "decode_chunk while seg"}
+                             "rows_window for i", "decode_chunk for j0", "decode_chunk while seg", "group_pair_window for blocks"}
             counted = sum(lp["own"]["total"] + lp["per_group"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
     return result

@@ -41,8 +41,11 @@ import org.junit.jupiter.api.io.TempDir;
  * <ul>
  *   <li>Issue time: an SM's {@value #SCHEDULERS} schedulers each issue at most one warp instruction a clock at
  *       {@value #CLOCK_GHZ} GHz (boost). The busiest SM runs ⌈grid / SMs⌉ blocks (the host's split rule, from
- *       {@link CudaSplitKDecode}), each block chunk × per-key + per-block instructions; with fewer blocks than SMs
- *       the idle SMs do not help. Stalls (a scheduler with no ready warp) are not modelled, so this is a floor.</li>
+ *       {@link CudaSplitKDecode}), each block the instructions of the windows its warps take over its chunk
+ *       ({@link DecodeWalk}: per window, per 32-token block scored, per group entered, per rows iteration) and its
+ *       once-per-block ones: one block of the costliest chunk (the sink's or the residual's) and the rest of the median
+ *       chunk; with fewer blocks than SMs the idle SMs do not help. Stalls (a scheduler with no ready warp) are not
+ *       modelled, so this is a floor.</li>
  *   <li>Memory time: the bytes of one call (cache, then the split-K partials written and read back) at the GPU's copy
  *       rate as {@code mechspec bench} measured it (device-to-device copies, in a {@code reports/bench.<device>.json}
  *       of that GPU), or, until one is committed, {@value #ASSUMED_COPY_EFFICIENCY} × the datasheet's HBM rate, an
@@ -93,8 +96,18 @@ class DecodeIssueModelTest {
     static final List<Shape> SHAPES = List.of(new Shape("layer-32q-8kv-128d", 32, 8, 128), new Shape("pn-mix-8q-2kv-32d", 8, 2, 32));
     static final int[] TOKENS = {4096, 32768, 131072};
 
-    /** The fixture's counts for one chunk kernel and shape: per (key, KV head), and once per block. */
-    record KernelCounts(double perKey, double perBlock) {
+    /**
+     * The fixture's counts for one chunk kernel and shape ({@code per_key.<kernel>.walk}), each for one pass of the
+     * held query heads: a window of a quantized group, a 32-token block it scores, a group a warp enters (its weights
+     * staged), a window of fp16 rows and a rows_window iteration (keysPerRowsIteration keys); and once per block.
+     */
+    record KernelCounts(int passes, double groupWindow, double block, double groupStaged, double rowsWindow, double rowsIteration,
+                        int keysPerRowsIteration, boolean pairs, double perBlock) {
+        /** Warp instructions of one chunk block that walks w. */
+        double instructions(DecodeWalk w) {
+            return passes * (w.groupWindows() * groupWindow + w.blocks() * block + w.groupsStaged() * groupStaged
+                    + w.rowsWindows() * rowsWindow + w.rowsIterations() * rowsIteration) + perBlock;
+        }
     }
 
     /**
@@ -114,8 +127,34 @@ class DecodeIssueModelTest {
 
     static KernelCounts counts(JsonNode fixture, String cache, Shape s) {
         JsonNode perKey = fixture.path("per_key");
-        return new KernelCounts(perKey.path(cache + "_f32_" + s.name()).path("per_key_kv_head").path("total").asDouble(),
-                perKey.path(cache + "_f32_per_block_once").asDouble());
+        JsonNode w = perKey.path(cache + "_f32_" + s.name()).path("walk");
+        if (w.isMissingNode()) {
+            throw new IllegalStateException(FIXTURE + " has no per_key." + cache + "_f32_" + s.name() + ".walk: regenerate it with " + REGENERATE);
+        }
+        return new KernelCounts(w.path("passes").asInt(), w.path("group_window").asDouble(), w.path("block").asDouble(),
+                w.path("group_staged").asDouble(), w.path("rows_window").asDouble(), w.path("rows_iteration").asDouble(),
+                w.path("keys_per_rows_iteration").asInt(), w.path("pairs").asBoolean(), perKey.path(cache + "_f32_per_block_once").asDouble());
+    }
+
+    /**
+     * Warp instructions the busiest SM's blocks issue: one block of the costliest chunk (the chunks differ at the
+     * ends: the sink's and the residual's fp16 rows, a shorter last chunk; a KV head's chunks are consecutive blocks,
+     * so the costliest of different heads land on different SMs) and the rest of a typical one (the median chunk),
+     * each from the windows it really takes (DecodeWalk) in the bench's cache: SINK fp16 rows, then whole groups of
+     * GROUP tokens, then the residual's rows.
+     */
+    static double smInstructions(KernelCounts k, String cache, int tokens, int chunk, int tile, int blocksOnSm) {
+        int sink = Math.min(tokens, SINK);
+        int groups = Math.max(0, (tokens - sink) / GROUP);
+        List<Double> each = new ArrayList<>();
+        for (int from = 0; from < tokens; from += chunk) {
+            int to = Math.min(tokens, from + chunk);
+            DecodeWalk w = cache.equals("fp16") ? DecodeWalk.of(from, to, 0, 0, 0, false, tile, k.keysPerRowsIteration())
+                    : DecodeWalk.of(from, to, sink, groups, GROUP, k.pairs(), tile, k.keysPerRowsIteration());
+            each.add(k.instructions(w));
+        }
+        each.sort(null);
+        return each.get(each.size() - 1) + (blocksOnSm - 1) * each.get(each.size() / 2);
     }
 
     static MergeCounts merge(JsonNode fixture, int headDim) {
@@ -193,7 +232,7 @@ class DecodeIssueModelTest {
                     double fp16Time = 0;
                     for (String cache : List.of("fp16", "packed")) {
                         KernelCounts k = counts(fixture, cache, s);
-                        double issue = blocksOnBusiestSm * (k.perKey() * chunk + k.perBlock()) / (SCHEDULERS * clock);
+                        double issue = smInstructions(k, cache, tokens, chunk, tile, blocksOnBusiestSm) / (SCHEDULERS * clock);
                         double b = bytes(cache, s, tokens, chunks);
                         double memory = b / copyRate;
                         double time = Math.max(issue, memory) + mergeLaunch;
@@ -317,8 +356,10 @@ class DecodeIssueModelTest {
         for (String cache : List.of("packed", "fp16")) {
             perKey.put(cache + "_f32_per_block_once", 2 * perKey.path(cache + "_f32_per_block_once").asDouble());
             for (Shape s : SHAPES) {
-                ObjectNode total = (ObjectNode) perKey.path(cache + "_f32_" + s.name()).path("per_key_kv_head");
-                total.put("total", 2 * total.path("total").asDouble());
+                ObjectNode walk = (ObjectNode) perKey.path(cache + "_f32_" + s.name()).path("walk");
+                for (String part : List.of("group_window", "block", "group_staged", "rows_window", "rows_iteration")) {
+                    walk.put(part, 2 * walk.path(part).asDouble());
+                }
             }
         }
         List<Row> base = model(fixture);
@@ -333,6 +374,38 @@ class DecodeIssueModelTest {
             }
         }
         assertThat(base).anyMatch(r -> r.bound().equals("issue"));
+    }
+
+    /**
+     * The walk holds every key of a chunk once, whatever the chunk's place and length against the sink and the groups;
+     * windows of two blocks score the same blocks in fewer windows; and in the bench's 32k layer a chunk's interior
+     * stretches are whole pairs (its ends, off the groups' pairs by the sink, are not).
+     */
+    @Test
+    void theWalkHoldsEveryKeyOnce() {
+        for (int group : new int[] {0, 20, 40, 64, 96, 128}) {
+            for (int sink : new int[] {0, 4, 32}) {
+                for (int[] c : new int[][] {{0, 96}, {96, 192}, {5, 520}, {520, 1040}, {1000, 1077}, {0, 1}}) {
+                    int tokens = c[1] + 100;
+                    int groups = group == 0 ? 0 : (tokens - sink) / group;
+                    for (boolean pairs : new boolean[] {false, true}) {
+                        DecodeWalk w = DecodeWalk.of(c[0], c[1], sink, groups, group, pairs && group > 0, 64, 2);
+                        assertThat(w.keys()).as("group %d sink %d chunk %d..%d pairs %s", group, sink, c[0], c[1], pairs)
+                                .isEqualTo(c[1] - c[0]);
+                    }
+                    DecodeWalk single = DecodeWalk.of(c[0], c[1], sink, groups, group, false, 64, 2);
+                    DecodeWalk paired = DecodeWalk.of(c[0], c[1], sink, groups, group, group > 0, 64, 2);
+                    assertThat(paired.groupWindows()).isLessThanOrEqualTo(single.groupWindows());
+                }
+            }
+        }
+        // 32k tokens, chunks of 512: 16 blocks a chunk, of which its first and last are a pair's second and first half
+        int chunk = CudaSplitKDecode.automaticChunk(32768, 8, 64, 132);
+        DecodeWalk interior = DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, true, 64, 2);
+        assertThat(chunk).isEqualTo(512);
+        assertThat(interior.blocks()).isEqualTo(16);
+        assertThat(interior.groupWindows()).isEqualTo(9);
+        assertThat(DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, false, 64, 2).groupWindows()).isEqualTo(16);
     }
 
     /** A copy rate the bench measured on a GPU replaces the assumed one for that GPU only; an emulated one never does. */
