@@ -329,9 +329,9 @@ __device__ __forceinline__ void block_weights(const float* p, unsigned int meta,
 }
 
 // The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
-// into L (every lane's), over its blocks A and B (pair: B's weights are not all 0; else B weighs 0 and its words are
-// not read). pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against
-// one running max; vw: value_words of A and B.
+// into L (every lane's), over its blocks A and B (pair: the window holds keys of B; else B's weights and words are
+// 0). pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against one
+// running max; vw: staged_value_words of A and B.
 template <int HB>
 __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pA, const float* pB, const ValueWords (&vw)[2],
                                             bool pair, int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
