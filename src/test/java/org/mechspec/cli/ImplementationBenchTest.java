@@ -43,6 +43,18 @@ class ImplementationBenchTest {
         assertThat(j.get("findings")).isEmpty();
     }
 
+    /** Right but not bound by memory: its packed decode passes the byte ratio by far, a note and no fault. */
+    @Test
+    void aRightWorkerSlowOnTheFp16CacheHoldsWithANote() throws Exception {
+        Cli r = Cli.run("bench", "--implementation", "python3 " + WORKERS.resolve("slow_fp16_decode_worker.py"), "--tokens", "600", "--calls", "3",
+                "--out", dir.toString());
+        assertThat(r.code()).as("%s", r).isZero();
+        assertThat(r.out()).contains("note: 600 tokens: packed decode").contains("beyond the byte ratio").doesNotContain("finding:");
+        JsonNode j = new ObjectMapper().readTree(dir.resolve("bench.slow-fp16-decode.json").toFile());
+        assertThat(j.get("findings")).isEmpty();
+        assertThat(j.get("packed_speedup").get(0).get("within_ceiling").asBoolean()).isFalse();
+    }
+
     @Test
     void aWorkerThatAnswersFromItsOwnCachedOutputsIsRejected() throws Exception {
         Cli r = Cli.run("bench", "--implementation", "python3 " + WORKERS.resolve("corpus/wrong_decode_reuses_output.py"), "--tokens", "600", "--calls", "3",
