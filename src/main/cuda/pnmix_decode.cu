@@ -47,7 +47,7 @@
 //     query head, the chunk's max logit m, its sum l = Σ 2^(s − m) and acc = Σ 2^(s − m)·v, logits s in log2 units
 //     (q·k · scale · log2 e).
 // Then, in the same launch (a second one would cost a launch gap), the last block of KV head kvh to finish merges
-//   its heads' chunks (merge_if_last): every thread fences its partial writes, the block counts itself in done[kvh]
+//   its heads' chunks (merge_if_last, chunk_merge.cuh): every thread fences its partial writes, the block counts itself in done[kvh]
 //   (atomicAdd), and the block that counts last sets done[kvh] back to 0 for the next call (every block has
 //   counted) and runs merge_chunks, one warp per query head of the group (heads w, w + 4, ...). merge_chunks:
 //   lanes take chunks k, k + 32, ...; M = max m and Σ l·2^(m − M) by __shfl_xor_sync, then each chunk's weight
@@ -92,18 +92,10 @@
 #ifndef __CUDACC__
 // The CPU emulator (g++) only: a barrier is one call site, and the emulator tells two threads at copies of one
 // __syncthreads apart (a divergent barrier). Jump threading copies a barrier's block to skip a test it can predict per
-// thread, so it is off for this file; nvcc never sees this.
+// thread, so it is off for this file and what it includes after this (the merge's barriers); nvcc never sees this.
 #pragma GCC optimize("no-thread-jumps")
 #endif
-
-// Scores are kept in log2 units (q·k · scale · log2 e: log2e_scale below), so every exponential of the online
-// softmax and of the merges is one exp2; the output is the same softmax. In fp32 it is ex2_ftz (warp_ops.cuh), the
-// special function unit's MUFU.EX2 alone: every argument here is a difference s - m <= 0, a weight at most 1, and
-// one below 2^-126 (0 here, subnormal from exp2f, whose range fix-up costs about four instructions a call) sits
-// beside a weight of 1 in the same sum.
-template <typename T> __device__ __forceinline__ T exp2_t(T x);
-template <> __device__ __forceinline__ float exp2_t<float>(float x) { return ex2_ftz(x); }
-template <> __device__ __forceinline__ double exp2_t<double>(double x) { return exp2(x); }
+#include "chunk_merge.cuh"
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
 #define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
@@ -675,92 +667,6 @@ template <int HB>
 __device__ __forceinline__ void group_pair_window(const Fp16Rows&, const Segment&, int, int, int, int, float, Online<float, HB>&,
                                                   const Lanes&, const KeyTiles&, float*, unsigned int*) {}
 
-// One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
-// the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
-// own channels lane, lane + 32, ... of the output: CPL of them, the fewest that cover d (CPL = merge_row(d) / 32).
-// Each output channel sums its chunks in chunk order. A chunk's acc row is merge_row(d) wide, so chunk u of an
-// unrolled group lies a constant u·32·CPL elements on (one load with an immediate offset); U chunks' loads are issued
-// before any is used (64 registers of them a lane, at most 32 chunks): one L2 latency for U chunks, not one a chunk.
-// Chunks past the last whole group of U (never in the bench's configuration: chunks a multiple of 32) go one at a time.
-__device__ __forceinline__ int merge_row(int d) { return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 256; }
-
-template <typename T, int CPL>
-__device__ __forceinline__ void merge_chunks(const T* partM, const T* partL, const T* partAcc, T* out, int h, int chunks, int d,
-                                             int lane) {
-    const T* m = partM + (long) h * chunks;
-    const T* l = partL + (long) h * chunks;
-    T M = -INFINITY;
-    for (int k = lane; k < chunks; k += 32) {
-        T mk = m[k];
-        M = mk > M ? mk : M;
-    }
-    M = warp_max(M);
-    T denom = 0;
-    for (int k = lane; k < chunks; k += 32) {
-        T mk = m[k];
-        denom += mk == -INFINITY ? (T) 0 : l[k] * exp2_t<T>(mk - M);
-    }
-    denom = warp_sum(denom);
-    constexpr int S = 32 * CPL;   // merge_row(d)
-    constexpr int U = 64 / (CPL * (int) (sizeof(T) / 4)) < 32 ? 64 / (CPL * (int) (sizeof(T) / 4)) : 32;
-    bool own[CPL];
-    T acc[CPL];
-#pragma unroll
-    for (int i = 0; i < CPL; i++) {
-        own[i] = 32 * i + lane < d;
-        acc[i] = 0;
-    }
-    const T* row = partAcc + (long) h * chunks * S + lane;   // chunk k0 + j's row, at the lane's first channel
-    for (int k0 = 0; k0 < chunks; k0 += 32) {
-        int k = k0 + lane;
-        T mk = k < chunks ? m[k] : (T) -INFINITY;
-        T wk = mk != -INFINITY ? exp2_t<T>(mk - M) : (T) 0;
-        int n = chunks - k0 < 32 ? chunks - k0 : 32, j = 0;
-        for (; j + U <= n; j += U, row += U * S) {
-            T v[U][CPL];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-#pragma unroll
-                for (int i = 0; i < CPL; i++) v[u][i] = own[i] ? row[u * S + 32 * i] : (T) 0;
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                T w = __shfl_sync(FULL, wk, j + u);
-#pragma unroll
-                for (int i = 0; i < CPL; i++) acc[i] += w * v[u][i];
-            }
-        }
-        for (; j < n; j++, row += S) {   // merge remainder
-            T w = __shfl_sync(FULL, wk, j);
-#pragma unroll
-            for (int i = 0; i < CPL; i++) acc[i] += w * (own[i] ? row[32 * i] : (T) 0);
-        }
-    }
-#pragma unroll
-    for (int i = 0; i < CPL; i++) {
-        if (own[i]) out[(long) h * d + 32 * i + lane] = acc[i] / denom;
-    }
-}
-
-// The end of every chunk block (the header's "Then"): each thread's fence, then the barrier, put all of the block's
-// partial writes before its count; the block that counts last resets the counter (every block has counted) and
-// merges. Not inlined, and nothing is live after it, so the merge's registers do not add to the chunk loop's; one
-// copy per CPL (decode_chunk picks it from d), so a lane loads only channels it owns.
-template <typename T, int CPL>
-__device__ __noinline__ void merge_if_last(const T* partM, const T* partL, const T* partAcc, T* out, unsigned int* done,
-                                           T* sFlag, int kvh, int gq, int chunks, int d) {
-    __threadfence();
-    __syncthreads();   // after it no thread reads the shared state, so sFlag carries the verdict
-    if (threadIdx.x == 0) sFlag[0] = atomicAdd(&done[kvh], 1u) == (unsigned int) (chunks - 1) ? (T) 1 : (T) 0;
-    __syncthreads();
-    if (sFlag[0] == (T) 0) return;
-    if (threadIdx.x == 0) done[kvh] = 0;
-    __threadfence();
-    for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {
-        merge_chunks<T, CPL>(partM, partL, partAcc, out, kvh * gq + h, chunks, d, threadIdx.x & 31);
-    }
-}
-
 template <typename T, int HB, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, T* out, unsigned int* done, int Hq,
                              int Hkv, int L, int d, int chunk, int tile, T scale, int gc, int valueBits) {
@@ -923,13 +829,13 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         }
     }
     if (row == 32) {
-        merge_if_last<T, 1>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+        merge_if_last<T, 1>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d, WARPS);
     } else if (row == 64) {
-        merge_if_last<T, 2>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+        merge_if_last<T, 2>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d, WARPS);
     } else if (row == 128) {
-        merge_if_last<T, 4>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+        merge_if_last<T, 4>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d, WARPS);
     } else {
-        merge_if_last<T, 8>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d);
+        merge_if_last<T, 8>(partM, partL, partAcc, out, done, sM, kvh, gq, chunks, d, WARPS);
     }
 }
 

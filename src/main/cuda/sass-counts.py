@@ -82,7 +82,7 @@ UNKNOWN_OPCODES = {0x836: "VIADD", 0xc36: "VIADD", 0x848: "VIMNMX", 0x248: "VIMN
                    0x246: "VIADDMNMX", 0x446: "VIADDMNMX", 0xe46: "VIADDMNMX", 0x846: "VIADDMNMX"}
 
 # Source lines are found by their text (so an edit above them moves nothing here): each entry is a line of
-# pnmix_decode.cu or packed_cache.cuh that starts a stretch, and the text of the stretch's last line (None: that line
+# pnmix_decode.cu, packed_cache.cuh or chunk_merge.cuh that starts a stretch, and the text of the stretch's last line (None: that line
 # alone), or a count of lines.
 def lines_of(text, first, last):
     """1-based line numbers from the line containing `first` through the next line containing `last` (or `last`
@@ -98,7 +98,7 @@ def lines_of(text, first, last):
     return set(range(i + 1, j + 2))
 
 
-def line_sets(decode, cache):
+def line_sets(decode, cache, merge):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
     Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice; the query slice read a channel
     at a time where d is not a multiple of 8, query_slice). RARE: the online
@@ -109,7 +109,6 @@ def line_sets(decode, cache):
             | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
             | lines_of(decode, "if (valid && !a.wordPath) {", 4)
             | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8)
-            | lines_of(decode, "for (; j < n; j++, row += S) {   // merge remainder", 4)
             | lines_of(decode, "for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;", 1))
     rare = set()
     lines = decode.split("\n")
@@ -121,7 +120,8 @@ def line_sets(decode, cache):
             indent = l[:len(l) - len(l.lstrip())]
             j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
-    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
+    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)"),
+             "chunk_merge.cuh": lines_of(merge, "for (; j < n; j++, row += S) {   // merge remainder", 4)},
             {"pnmix_decode.cu": rare})
 
 
@@ -156,13 +156,12 @@ SOURCE_LOOPS = {
     "decode_chunk warp merge for h": "for (int h = 0; h < hb; h++) {",
     "decode_chunk write acc for c": "for (int c = threadIdx.x; c < d; c += blockDim.x) {",
     "merge max for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        M =",
-    "warp_max shuffles": "for (int o = 16; o > 0; o >>= 1) x = larger(x, __shfl_xor_sync(FULL, x, o));",
-    "warp_sum shuffles": "for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);",
+    "warp_butterfly shuffles": "for (int o = from; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(FULL, x, o));",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
     "merge for j": "for (; j + U <= n; j += U, row += U * S) {",
     "merge remainder for j": "for (; j < n; j++, row += S) {   // merge remainder",
-    "merge_if_last for h": "for (int h = threadIdx.x >> 5; h < gq; h += WARPS) {",
+    "merge_if_last for h": "for (int h = threadIdx.x >> 5; h < gq; h += warps) {",
     "value_codes for k (cold)": "for (int k = 0; k < VEC; k++) {\n            if (VEC * a.r + k < d) {",
 }
 
@@ -717,7 +716,9 @@ def main():
     decode = src.decode()
     sources = local_sources()
     LOCAL_FILES.update(os.path.basename(f) for f in sources)
-    cold_lines, rare_lines = line_sets(decode, open(os.path.join(os.path.dirname(SOURCE), "packed_cache.cuh")).read())
+    folder = os.path.dirname(SOURCE)
+    cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read(),
+                                       open(os.path.join(folder, "chunk_merge.cuh")).read())
     loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
     f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32") else cold_lines,

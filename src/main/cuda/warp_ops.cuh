@@ -36,6 +36,15 @@ __device__ __forceinline__ float ex2_ftz(float x) {
 #endif
 }
 
+// Scores are kept in log2 units (q·k · scale · log2 e: log2e_scale below), so every exponential of the online
+// softmax and of the merges is one exp2; the output is the same softmax. In fp32 it is ex2_ftz (above), the
+// special function unit's MUFU.EX2 alone: every argument here is a difference s - m <= 0, a weight at most 1, and
+// one below 2^-126 (0 here, subnormal from exp2f, whose range fix-up costs about four instructions a call) sits
+// beside a weight of 1 in the same sum.
+template <typename T> __device__ __forceinline__ T exp2_t(T x);
+template <> __device__ __forceinline__ float exp2_t<float>(float x) { return ex2_ftz(x); }
+template <> __device__ __forceinline__ double exp2_t<double>(double x) { return exp2(x); }
+
 // Any bitwise function of three words in one instruction: bit i of the result is bit (a_i·4 + b_i·2 + c_i) of LUT
 // (0xF0 = a, 0xCC = b, 0xAA = c; so a & b | c is 0xF0 & 0xCC | 0xAA = 0xEA).
 template <unsigned LUT>
@@ -82,22 +91,29 @@ __device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, uns
 __device__ __forceinline__ float larger(float a, float b) { return fmaxf(a, b); }
 __device__ __forceinline__ double larger(double a, double b) { return fmax(a, b); }
 
-// The largest x of the warp, in every lane (xor butterfly over the 32 lanes).
-template <typename T>
-__device__ __forceinline__ T warp_max(T x) {
+struct LargerOp {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return larger(a, b); }
+};
+struct SumOp {
+    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
+};
+
+// x combined by op with the lane's partners at xor offsets from, from/2, ..., 1 (every lane of a full warp).
+template <typename T, typename Op>
+__device__ __forceinline__ T warp_butterfly(T x, int from, Op op) {
 #pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x = larger(x, __shfl_xor_sync(FULL, x, o));
+    for (int o = from; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(FULL, x, o));
     return x;
 }
+
+// The largest x of the warp, in every lane (xor butterfly over the 32 lanes).
+template <typename T>
+__device__ __forceinline__ T warp_max(T x) { return warp_butterfly(x, 16, LargerOp{}); }
 
 // The sum of x over the warp, in every lane (xor butterfly over the 32 lanes: each lane adds the same pairs in the
 // same order, so all get the same bits).
 template <typename T>
-__device__ __forceinline__ T warp_sum(T x) {
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(FULL, x, o);
-    return x;
-}
+__device__ __forceinline__ T warp_sum(T x) { return warp_butterfly(x, 16, SumOp{}); }
 
 // N values a lane (N a power of two, at most 32), each reduced by op over the warp, every result in every lane:
 // reduce-scatter, then broadcast. Each xor step of the first log2(N) halves the values a lane carries (the lanes
@@ -122,8 +138,7 @@ __device__ __forceinline__ void warp_reduce_each(T (&x)[N], int lane, Op op) {
             y[i] = op(keep, __shfl_xor_sync(FULL, send, o));
         }
     }
-#pragma unroll
-    for (; o > 0; o >>= 1) y[0] = op(y[0], __shfl_xor_sync(FULL, y[0], o));
+    y[0] = warp_butterfly(y[0], o, op);
     if constexpr (N == 1) {
         x[0] = y[0];   // the butterfly left it in every lane
     } else {
@@ -131,13 +146,6 @@ __device__ __forceinline__ void warp_reduce_each(T (&x)[N], int lane, Op op) {
         for (int i = 0; i < N; i++) x[i] = __shfl_sync(FULL, y[0], i * (32 / N));
     }
 }
-
-struct LargerOp {
-    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return larger(a, b); }
-};
-struct SumOp {
-    template <typename T> __device__ __forceinline__ T operator()(T a, T b) const { return a + b; }
-};
 
 template <int N, typename T>
 __device__ __forceinline__ void warp_max_each(T (&x)[N], int lane) { warp_reduce_each<N>(x, lane, LargerOp{}); }

@@ -326,7 +326,7 @@ class DecodeIssueModelTest {
     void aStaleFixtureFails() throws Exception {
         Map<String, byte[]> sources = kernelSources();
         assertThat(sources.keySet()).as("the kernel and its includes").contains(KERNEL.toString(),
-                "src/main/cuda/group_tiles.cuh", "src/main/cuda/warp_ops.cuh", "src/main/cuda/packed_cache.cuh");
+                "src/main/cuda/group_tiles.cuh", "src/main/cuda/chunk_merge.cuh", "src/main/cuda/warp_ops.cuh", "src/main/cuda/packed_cache.cuh");
         assertThat(staleness(fixture(), sources)).isNull();
         // A recorded hash that is not the file's
         ObjectNode edited = (ObjectNode) fixture().deepCopy();
@@ -344,7 +344,7 @@ class DecodeIssueModelTest {
         // A file the fixture was counted from that the kernel no longer includes
         Map<String, byte[]> fewer = new LinkedHashMap<>(sources);
         fewer.remove("src/main/cuda/reductions.cuh");
-        assertThat(staleness(fixture(), fewer)).contains("4 (");
+        assertThat(staleness(fixture(), fewer)).contains("now compiles from " + fewer.size() + " (");
     }
 
     /** Doubling every count doubles every issue time, and moves the modelled time of every issue-bound row. */
@@ -428,10 +428,12 @@ class DecodeIssueModelTest {
         }
     }
 
-    /** The model's kernel constants are the kernel's: a change to pnmix_decode.cu's defines fails here first. */
+    /** The model's kernel constants are the kernel's: a change to pnmix_decode.cu's (or its includes') defines fails here first. */
     @Test
     void theModelsConstantsAreTheKernelsDefines() throws IOException {
-        String cu = Files.readString(KERNEL);
+        StringBuilder sources = new StringBuilder();   // the kernel and its includes (the merge's merge_row: chunk_merge.cuh)
+        kernelSources().values().forEach(b -> sources.append(new String(b, StandardCharsets.UTF_8)).append('\n'));
+        String cu = sources.toString();
         assertThat(cu).containsPattern("#define HEADS_F32 " + CudaSplitKDecode.headsHeld(4) + "\\b")
                 .containsPattern("#define WARPS " + CudaSplitKDecode.THREADS / 32 + "\\b")
                 // CudaSplitKDecode.accRow: the merge's row, and which copy of the merge (CPL = row / 32) a head dim gets
