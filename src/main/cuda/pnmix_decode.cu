@@ -40,8 +40,11 @@
 //     token τ channel by channel, in index order as the CPU twin does, each code taken from the two words that hold
 //     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's
 //     weight taken by shuffle from the lane that holds it.
-//   - Rows (fp16 cache, sink, residual): per key one exp2 per head: a larger score rescales the running state (only
-//     then), a smaller one is weighted.
+//   - Rows of the fp16 cache, fp32 kernel (d a multiple of 16): on tensor cores as a group's window, up to 64 keys
+//     (rows_pair_window, group_tiles.cuh): the query staged once a pass as the weights (stage_row_weights: scale
+//     1, zero 0), fp16 K and V exact in A (K's channel pairs and V's key pairs, by PRMT), one softmax a window.
+//   - Rows otherwise (the fp64 kernels, the packed cache's sink and residual, other d): per key one exp2 per head: a
+//     larger score rescales the running state (only then), a smaller one is weighted.
 //   - At the end of the chunk the teams of a warp merge by __shfl_xor_sync, the 4 warps through shared memory
 //     after one __syncthreads (each pass of heads also starts with one, after staging its query). It writes, per
 //     query head, the chunk's max logit m, its sum l = Σ 2^(s − m) and acc = Σ 2^(s − m)·v, logits s in log2 units
@@ -58,10 +61,10 @@
 // Partials: m, l [Hq][chunks]; acc [Hq][chunks][merge_row(d)] (d of each row written). No bound on L but device
 // memory; every chunk holds a key, so no partial is empty, and a −inf max is never subtracted from itself (an empty
 // team or warp weighs 0).
-// Shared memory: the fp32 packed kernel's scores a warp (KeyTiles: the block's scores, then the values' weights), the
-// warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64], and in the fp32 packed
-// kernel the warps' staged steps (the group's weights and channel masks) and, where d ≤ 128, their value words'
-// stages; d ≤ 256 (CudaSplitKDecode checks).
+// Shared memory: the fp32 kernels' scores a warp (KeyTiles: the block's scores, then the values' weights), the
+// warps' m, l and acc [4][heads held][d + 2], the pass's query heads [d][HEADS_F32 or _F64], and in the fp32 kernels
+// the warps' staged steps (a group's weights and channel masks, or the query as fp16 rows' weights) and in the fp32
+// packed kernel, where d ≤ 128, their value words' stages; d ≤ 256 (CudaSplitKDecode checks).
 //
 // Tolerance (PnMixContracts#cudaSplitKDecodeFlashRule): the FlashAttention rule against the CPU fp64 oracle, with the
 // CPU fp32 twin (CpuPackedCacheOps#decodeFp32) as the naive reference for fp32.
@@ -131,6 +134,7 @@ struct Lanes {
     bool wordPath;
     bool keyTiles;     // the fp32 packed kernel scores a quantized group's keys on tensor cores (d even)
     bool valueTiles;   // the fp32 packed kernel takes a quantized group's values on tensor cores (value_tiles_fit)
+    bool rowTiles;     // the fp32 fp16-cache kernel takes its rows' keys and values on tensor cores (row_tiles_fit)
 };
 
 // Where a window is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
@@ -351,6 +355,14 @@ struct Fp16Rows {
     __device__ __forceinline__ Words4 value_row(const Segment&, int j, int kvh, int d, const Lanes& a) const {
         return fp16_slice(v, channels, j, kvh, d, a);
     }
+    // For rows_pair_window: row j's KV head kvh in K or V, and the bytes of a row.
+    __device__ __forceinline__ const unsigned char* key_rows(const Segment&, int j, int kvh, int d) const {
+        return k + 2 * ((long) j * channels + kvh * d);
+    }
+    __device__ __forceinline__ const unsigned char* value_rows(const Segment&, int j, int kvh, int d) const {
+        return v + 2 * ((long) j * channels + kvh * d);
+    }
+    __device__ __forceinline__ long row_bytes() const { return 2L * channels; }
 };
 
 // Sum over the R lanes of a team (xor butterfly, offsets R/2 down to 1: every lane of the team gets the same bits).
@@ -589,6 +601,47 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     }
 }
 
+// A window of one or two blocks (lane τ holds block token τ's scores sA, sB where holdsA, holdsB): its max per head
+// raises every team's running state once (Online::raise_to), and each key's weight 2^(s - m) against team 0's max,
+// which takes the window (take_window), into pA, pB (0 where the lane holds no key).
+template <int HB, typename State>
+__device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], bool holdsA, bool holdsB, float log2e_scale,
+                                             State& st, int lane, float (&pA)[HB], float (&pB)[HB]) {
+    float wm[HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        sA[h] = holdsA ? sA[h] * log2e_scale : -INFINITY;
+        sB[h] = holdsB ? sB[h] * log2e_scale : -INFINITY;
+        wm[h] = larger(sA[h], sB[h]);
+    }
+    warp_max_each<HB>(wm, lane);
+    st.raise_to(wm);
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        float m = __shfl_sync(FULL, st.m[h], 0);   // team 0 takes every key
+        pA[h] = holdsA ? ex2_ftz(sA[h] - m) : 0.0f;
+        pB[h] = holdsB ? ex2_ftz(sB[h] - m) : 0.0f;
+    }
+}
+
+// Team 0 takes a window: l += Σ p (L), and its lanes' 8 channels of each head from sO (lanes past d: none).
+template <int HB>
+__device__ __forceinline__ void take_window(Online<float, HB>& st, const float (&L)[HB], const float* sO, int d, const Lanes& a) {
+    if (a.team == 0) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            st.l[h] += L[h];
+            if (VEC * a.r < d) {
+                float o[VEC];
+                load4(sO + h * d + VEC * a.r, o);
+                load4(sO + h * d + VEC * a.r + 4, o + 4);
+#pragma unroll
+                for (int k = 0; k < VEC; k++) st.acc[h][k] += o[k];
+            }
+        }
+    }
+}
+
 // The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores
 // (a.valueTiles): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
 // B from its start), one softmax for both. Block token τ's score ends in lane τ (key_tile_scores, a block at a
@@ -623,39 +676,54 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
             }
         }
     }
-    float wm[HB], pA[HB], pB[HB];
-#pragma unroll
-    for (int h = 0; h < HB; h++) {
-        sA[h] = holdsA ? sA[h] * log2e_scale : -INFINITY;
-        sB[h] = holdsB ? sB[h] * log2e_scale : -INFINITY;
-        wm[h] = larger(sA[h], sB[h]);
-    }
-    warp_max_each<HB>(wm, a.lane);
-    st.raise_to(wm);
-#pragma unroll
-    for (int h = 0; h < HB; h++) {
-        float m = __shfl_sync(FULL, st.m[h], 0);   // team 0 takes every key
-        pA[h] = holdsA ? ex2_ftz(sA[h] - m) : 0.0f;
-        pB[h] = holdsB ? ex2_ftz(sB[h] - m) : 0.0f;
-    }
+    float pA[HB], pB[HB];
+    pair_weights<HB>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
     __pipeline_wait_prior(0);
     ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane), {}};
     if (nB > 0) vw[1] = staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane);
     float L[HB];
     value_tiles<HB>(K, d, pA, pB, vw, nB > 0, a.lane, kt, sO, L);
-    // Team 0 takes the window: l += Σ p, and its lanes' 8 channels of each head (lanes past d: none).
-    if (a.team == 0) {
+    take_window<HB>(st, L, sO, d, a);
+}
+
+// The warp's window [j0, j0 + n) of fp16 rows (sink, residual; an fp16 cache) where the fp32 kernels take them on
+// tensor cores (a.rowTiles): as group_pair_window, one or two 32-key blocks (A: the window's first 32 keys,
+// B: the rest), one softmax for both, with the rows for the codes (row_tile_scores, a block at a time, against the
+// query staged as the weights; row_value_tiles).
+template <int HB, typename Rows>
+__device__ __forceinline__ void rows_pair_window(const Rows& R, const Segment& seg, int j0, int n, int kvh, int d, float log2e_scale,
+                                                 Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO) {
+    int nA = n < 32 ? n : 32, nB = n - nA;
+    long rowBytes = R.row_bytes();
+    const unsigned char* k0 = R.key_rows(seg, j0, kvh, d);
+    float sA[HB] = {}, sB[HB] = {};
+#pragma unroll 1
+    for (int blk = 0; blk < (nB > 0 ? 2 : 1); blk++) {
+        row_tile_scores<HB>(k0 + 32 * blk * rowBytes, rowBytes, blk ? nB : nA, d, kt.frag, kt.score, a.lane);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            st.l[h] += L[h];
-            if (VEC * a.r < d) {
-                float o[VEC];
-                load4(sO + h * d + VEC * a.r, o);
-                load4(sO + h * d + VEC * a.r + 4, o + 4);
-#pragma unroll
-                for (int k = 0; k < VEC; k++) st.acc[h][k] += o[k];
+            float s = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h];
+            if (blk == 0) {
+                sA[h] = s;
+            } else {
+                sB[h] = s;
             }
         }
+    }
+    float pA[HB], pB[HB], L[HB];
+    pair_weights<HB>(sA, sB, a.lane < nA, a.lane < nB, log2e_scale, st, a.lane, pA, pB);
+    row_value_tiles<HB>(R.value_rows(seg, j0, kvh, d), rowBytes, n, d, pA, pB, nB > 0, a.lane, kt, sO, L);
+    take_window<HB>(st, L, sO, d, a);
+}
+
+// A rows segment's stretch [j0, end) of the warp's walk in rows_pair_window's windows (up to `most` keys): a loop of
+// its own, so the SASS count finds a rows window apart from the window loop's other paths (sass-counts.py).
+template <int HB, typename Rows>
+__device__ __forceinline__ void rows_stretch(const Rows& R, const Segment& seg, int j0, int end, int most, int kvh, int d,
+                                             float log2e_scale, Online<float, HB>& st, const Lanes& a, const KeyTiles& kt, float* sO) {
+    for (int j = j0, n; j < end; j += n) {   // rows windows
+        n = end - j < most ? end - j : most;
+        rows_pair_window<HB>(R, seg, j, n, kvh, d, log2e_scale, st, a, kt, sO);
     }
 }
 
@@ -699,6 +767,10 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
     a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
+    // Rows on tensor cores in the fp16 cache's kernel only: in the packed one (its sink and residual) the tiles beside
+    // the groups' take it past 128 registers (ptxas spills 70 to 160 bytes of the prologue's values, in the key loop
+    // too), so its rows stay on rows_window.
+    a.rowTiles = sizeof(T) == 4 && !Rows::GROUPS && row_tiles_fit(d);
     // Shared memory (CudaSplitKDecode#sharedBytes): in the fp32 packed kernel first the warps' scores (KeyTiles:
     // key_score_bytes a warp, a constant, a multiple of 16: what follows stays aligned); then per warp w and held
     // head h (hs = HB: a pass's heads past its hb are zero queries whose sums are never written; sized for all HB, so
@@ -708,7 +780,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     // used rather than keep them in registers, so those the window loop uses most (scores, acc) come first, at a
     // constant or a multiple of d.
     constexpr int hs = HB;
-    constexpr bool tensorKeys = sizeof(T) == 4 && Rows::GROUPS;
+    constexpr bool tensorKeys = sizeof(T) == 4;   // key tiles: a group's or fp16 rows'
     constexpr int scoreBytes = tensorKeys ? WARPS * key_score_bytes(HB) : 0;
     T* sM = reinterpret_cast<T*>(smem_raw + scoreBytes);
     T* sL = sM + WARPS * hs;
@@ -721,8 +793,9 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         kt.zsum = kt.unscale + HB;
         unsigned char* frags = reinterpret_cast<unsigned char*>(sQ + d * HB);
         kt.frag = reinterpret_cast<uint2*>(frags + a.warp * key_frag_bytes(d, HB));
-        // where d <= 128 (value_tiles_fit), the warps' value stages (VALUE_STAGE_BYTES a warp) after the frags
-        kt.stage = reinterpret_cast<unsigned int*>(frags + WARPS * key_frag_bytes(d, HB) + a.warp * VALUE_STAGE_BYTES);
+        // in the packed kernel where d <= 128 (value_tiles_fit), the warps' value stages (VALUE_STAGE_BYTES a warp)
+        // after the frags
+        if (Rows::GROUPS) kt.stage = reinterpret_cast<unsigned int*>(frags + WARPS * key_frag_bytes(d, HB) + a.warp * VALUE_STAGE_BYTES);
     }
 
     // Warp w walks [wfrom, wto), the w-th quarter of the chunk in whole windows: the four warps stream four
@@ -751,6 +824,17 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             sQ[i] = h < hb ? q[(head0 + h) * d + c] : (T) 0;
         }
         __syncthreads();
+        KeyTiles queryTiles = kt;   // the fp16 cache's kernel: the query's weights warp 0 stages, read by every warp
+        if constexpr (tensorKeys && !Rows::GROUPS) {
+            if (a.rowTiles) {
+                // Once a pass and block (every warp's rows weigh the same query), by warp 0 into its key tiles; the
+                // previous pass's last barrier is past every warp's reads of them.
+                queryTiles.frag = reinterpret_cast<uint2*>(sQ + d * HB);
+                queryTiles.unscale = reinterpret_cast<float*>(smem_raw) + 2 * HB * WINDOW;
+                if (a.warp == 0) stage_row_weights<HB>(d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
+                __syncthreads();
+            }
+        }
         Online<T, HB> st;
         st.clear();
         // Windows of at most `window` keys, never across a segment's end.
@@ -759,6 +843,16 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
             int end = seg.end < wto ? seg.end : wto;
+            if constexpr (tensorKeys && !Rows::GROUPS) {
+                if (a.rowTiles) {
+                    // The warp's rows, [j0, end) (all of its stretch: one segment), on tensor cores against the query
+                    // staged as the weights.
+                    rows_stretch<HB>(R, seg, j0, end, pairWindow, kvh, d, log2e_scale, st, a, queryTiles,
+                                     reinterpret_cast<float*>(sAcc) + a.warp * hs * d);
+                    n = end - j0;
+                    continue;
+                }
+            }
             bool pairs = !R.rows(seg) && a.valueTiles;
             int most = pairs ? pairWindow : window;
             n = end - j0 < most ? end - j0 : most;
@@ -771,7 +865,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             if (R.rows(seg)) {
                 rows_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a);
             } else {
-                if constexpr (tensorKeys) {
+                if constexpr (tensorKeys && Rows::GROUPS) {
                     if (a.keyTiles && seg.g != staged) {
                         int base = seg.g * (R.K.Hkv * d) + kvh * d;   // the group's and KV head's first channel
                         stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + base, R.K.keyBits + base,
@@ -779,7 +873,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                         staged = seg.g;
                     }
                 }
-                if constexpr (tensorKeys) {
+                if constexpr (tensorKeys && Rows::GROUPS) {
                     if (pairs) {
                         group_pair_window<HB>(R, seg, j0, n, kvh, d, log2e_scale, st, a, kt, sAcc + a.warp * hs * d, kt.stage);
                         continue;

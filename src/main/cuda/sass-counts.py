@@ -133,13 +133,25 @@ def f32_packed_cold(decode):
     return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
             | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group")
             | lines_of(decode, "__device__ __forceinline__ void group_window(const PackedRows& R",
-                       "// The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel"))
+                       "// A window of one or two blocks (lane τ holds block token τ's scores"))
+
+
+def f32_fp16_cold(decode):
+    """COLD in the fp32 fp16-cache kernel only: rows_window, which it takes where d is not a multiple of 16 (the bench's
+    d is 128 and 32: rows_pair_window's tensor-core windows)."""
+    return lines_of(decode, "__device__ __forceinline__ void rows_window(const Rows& R",
+                    "// One channel of a key for the lane's token")
 
 
 # The source loops: the text of the loop's first line, found in pnmix_decode.cu or one of the files it includes (a
 # natural loop of the SASS is named by the file and line its back edge's branch comes from).
 SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
+    "rows_stretch for j": "for (int j = j0, n; j < end; j += n) {   // rows windows",
+    "rows_pair_window for blocks": "for (int blk = 0; blk < (nB > 0 ? 2 : 1); blk++) {",
+    "row_tile_scores for i": "for (int i = 0; i < 2; i++) {   // m-tile i: tokens 16i + g and 16i + g + 8",
+    "row_tile_scores for s": "for (int s = 0; s < d; s += KEY_STEP, r0 += 8, r1 += 8, frag += KEY_STEP_WORDS(HB)) {",
+    "row_value_tiles for m": "for (int m = 0; m < (d >> 4); m++, slice += 4) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {",
@@ -585,8 +597,17 @@ def per_key(reports):
             stage = reports[next(n for n in reports if n.startswith("packed_decode_chunk_f32:_Z17stage_key_weights"))]
         values = None if tensor else find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
-        rows = find_loop(fp16, "rows_window for i")["own"]
-        window_fp16 = find_loop(fp16, "decode_chunk for j0")["own"]
+        # fp16 cache: fp64, rows_window (P keys an iteration); fp32, rows_pair_window on tensor cores (a window of up
+        # to two 32-key blocks an iteration of "rows_stretch for j"; per block "rows_pair_window for blocks", its two
+        # m-tiles "row_tile_scores for i" of d/16 steps "row_tile_scores for s"; the values' d/16 m-tiles "row_value_tiles
+        # for m", each 2 or 4 k-steps unrolled), the query staged once a warp's stretch and pass
+        rows = None if tensor else find_loop(fp16, "rows_window for i")["own"]
+        window_fp16 = find_loop(fp16, "decode_chunk for j0")
+        if tensor:
+            row_loops = {name: find_loop(fp16, name)["own"] for name in (
+                "rows_stretch for j", "rows_pair_window for blocks", "row_tile_scores for i", "row_tile_scores for s",
+                "row_value_tiles for m")}
+            fp16_stage = reports[next(n for n in reports if n.startswith("fp16_decode_chunk_f32:_Z17stage_row_weights"))]
         rows_packed = find_loop(packed, "rows_window for i")["own"]
         for shape, d, gq in (("layer-32q-8kv-128d", 128, 4), ("pn-mix-8q-2kv-32d", 32, 4)):
             r = 1
@@ -645,16 +666,40 @@ def per_key(reports):
                     "rows_iteration": rows_packed["total"], "keys_per_rows_iteration": p,
                     "keys_per_group_window": n, "pairs": True,
                 }
-            result[f"fp16_{t}_{shape}"] = {
-                "per_iteration": {"rows_window for i": f"P = {p} keys",
-                                  "decode_chunk for j0": "32 keys"},
-                "passes": passes,
-                "per_key_kv_head": add((passes / p, rows), (passes / 32, window_fp16)),
-            }
             if tensor:
-                result[f"fp16_{t}_{shape}"]["walk"] = {
-                    "passes": passes, "rows_window": window_fp16["total"], "rows_iteration": rows["total"],
-                    "keys_per_rows_iteration": p,
+                steps = d // 16   # key steps of a block's m-tile; the values' m-tiles
+                row_block = add((1, row_loops["rows_pair_window for blocks"]), (2, row_loops["row_tile_scores for i"]),
+                                (2 * steps, row_loops["row_tile_scores for s"]))
+                # a window (its m-tiles' 4 k-steps unrolled: counted whole for a window of one block too)
+                row_window = add((1, row_loops["rows_stretch for j"]), (steps, row_loops["row_value_tiles for m"]))
+                # once a warp's stretch and pass, the window loop's iteration (one: an fp16 cache is one segment); once
+                # a block and pass, the query's staging by warp 0 (as a group's, d/32 and d/16·16/32 iterations of its
+                # loops; its call and barrier are in the pass loop, once a block)
+                row_staged = add((1, fp16_stage["outside_loops_by_class"]),
+                                 (-(-d // 32), find_loop(fp16_stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
+                                 (-(-(-(-d // 16) * 16) // 32), find_loop(fp16_stage, "stage_key_weights for c (weights)")["own"]))
+                result[f"fp16_{t}_{shape}"] = {
+                    "per_iteration": {"rows_stretch for j": "64 keys (a window of two blocks)",
+                                      "rows_pair_window for blocks": "32 keys",
+                                      "row_tile_scores for i": "16 keys (2 a block)",
+                                      "row_tile_scores for s": f"16 keys x 16 channels ({steps} an m-tile)",
+                                      "row_value_tiles for m": f"64 keys x 16 channels ({steps} a window)",
+                                      "decode_chunk for j0": "a warp's stretch",
+                                      "stage_row_weights": "once a block and pass"},
+                    "passes": passes,
+                    "note": "per_key_kv_head: full windows of two blocks, without what a warp's stretch and a block "
+                            "pay once (walk: rows_stretch, rows_staged)",
+                    "per_key_kv_head": add((passes / 64, row_window), (2 * passes / 64, row_block)),
+                    "walk": {"passes": passes, "rows_window": row_window["total"], "rows_block": row_block["total"],
+                             "rows_stretch": window_fp16["own"]["total"], "rows_staged": row_staged["total"],
+                             "keys_per_rows_window": 64},
+                }
+            else:
+                result[f"fp16_{t}_{shape}"] = {
+                    "per_iteration": {"rows_window for i": f"P = {p} keys",
+                                      "decode_chunk for j0": "32 keys"},
+                    "passes": passes,
+                    "per_key_kv_head": add((passes / p, rows), (passes / 32, window_fp16["own"])),
                 }
         # merge_if_last<float or double, CPL>, by their mangled names (_Z13merge_if_lastIfLi4EE...: T = float, CPL = 4)
         by_cpl = {}
@@ -684,7 +729,9 @@ def per_key(reports):
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
             per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0", "value_tiles for m",
-                             "rows_window for i", "decode_chunk for j0", "decode_chunk while seg", "group_pair_window for blocks"}
+                             "rows_window for i", "decode_chunk for j0", "decode_chunk while seg", "group_pair_window for blocks",
+                             "rows_stretch for j", "rows_pair_window for blocks", "row_tile_scores for i", "row_tile_scores for s",
+                             "row_value_tiles for m"}
             counted = sum(lp["own"]["total"] + lp["per_group"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
             result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
     return result
@@ -721,7 +768,9 @@ def main():
                                        open(os.path.join(folder, "chunk_merge.cuh")).read())
     loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
     f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
-    reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32") else cold_lines,
+    fp16_f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_fp16_cold(decode)})
+    reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32")
+                                   else fp16_f32_cold if name.startswith("fp16_decode_chunk_f32") else cold_lines,
                                    rare_lines, loop_names) for name, ins in sorted(funcs.items())}
     doc = {
         "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",

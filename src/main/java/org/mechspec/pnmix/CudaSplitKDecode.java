@@ -252,17 +252,18 @@ public final class CudaSplitKDecode implements AutoCloseable {
     /**
      * The warps' end-of-chunk states, merged once through shared memory (pnmix_decode.cu): m, l and acc [d] per warp
      * and held query head, and the query the windows read, [d][heads held] (all {@link #headsHeld} of them, zero past
-     * the group's); for the fp32 packed kernel ({@code packed}) also its warps' key tiles (the quantized groups' keys
-     * on tensor cores) and, where the head dim is at most 128, its warps' stages of a window's value words (copied in
-     * by cp.async). The tile does not enter (K never goes through shared memory, nor fp16 V).
+     * the group's); for the fp32 kernels also their warps' key tiles (a quantized group's keys, or the fp16 cache's
+     * rows, on tensor cores) and for the fp32 packed kernel ({@code packed}), where the head dim is at most 128, its
+     * warps' stages of a window's value words (copied in by cp.async). The tile does not enter (K never goes through
+     * shared memory, nor fp16 V).
      */
     static int sharedBytes(int groupHeads, int headDim, int tile, int elementBytes, boolean packed) {
         long held = headsHeld(elementBytes);
-        // The fp32 packed kernel's key tiles (KeyTiles), a warp's: before everything else the block's scores and then
-        // the values' weights [2·held][32], and per held head 2^-e and the zero sum (fp32); after the query, per
+        // The fp32 kernels' key tiles (KeyTiles), a warp's: before everything else the block's scores and then the
+        // values' weights [2·held][32], and per held head 2^-e and the zero sum (fp32); after the query, per
         // 16-channel step, the B fragments of its weights (8 bytes of fp16 for each of 2·held columns, hi and lo, and
         // 4 lanes) and 4 lanes' 8 bytes of channel masks (KEY_STEP_WORDS).
-        long tiles = packed && elementBytes == Sizeof.FLOAT
+        long tiles = elementBytes == Sizeof.FLOAT
                 ? WARPS * ((headDim + 15) / 16 * (2 * held * 4 + 4) * 8 + 2 * held * 32 * 4 + 2 * held * 4) : 0;
         // And where the values can go on tensor cores (head dim at most 128: value_tiles_fit), a warp's stage of its
         // window's value words: two 32-token blocks of 8 code words and a scale/zero word a lane (VALUE_STAGE_BYTES).

@@ -99,14 +99,18 @@ class DecodeIssueModelTest {
     /**
      * The fixture's counts for one chunk kernel and shape ({@code per_key.<kernel>.walk}), each for one pass of the
      * held query heads: a window of a quantized group, a 32-token block it scores, a group a warp enters (its weights
-     * staged), a window of fp16 rows and a rows_window iteration (keysPerRowsIteration keys); and once per block.
+     * staged), a window of fp16 rows and a rows_window iteration (keysPerRowsIteration keys), or where the rows are on
+     * tensor cores (rowTiles: the fp16 cache's kernel) a rows window, a block it scores, a warp's stretch and the
+     * query's staging (once a block); and once per block.
      */
     record KernelCounts(int passes, double groupWindow, double block, double groupStaged, double rowsWindow, double rowsIteration,
-                        int keysPerRowsIteration, boolean pairs, double perBlock) {
+                        int keysPerRowsIteration, boolean pairs, boolean rowTiles, double rowsBlock, double rowsStretch, double rowsStaged,
+                        double perBlock) {
         /** Warp instructions of one chunk block that walks w. */
         double instructions(DecodeWalk w) {
             return passes * (w.groupWindows() * groupWindow + w.blocks() * block + w.groupsStaged() * groupStaged
-                    + w.rowsWindows() * rowsWindow + w.rowsIterations() * rowsIteration) + perBlock;
+                    + w.rowsWindows() * rowsWindow + w.rowsIterations() * rowsIteration + w.rowBlocks() * rowsBlock
+                    + w.rowStretches() * rowsStretch + w.rowsStaged() * rowsStaged) + perBlock;
         }
     }
 
@@ -133,7 +137,9 @@ class DecodeIssueModelTest {
         }
         return new KernelCounts(w.path("passes").asInt(), w.path("group_window").asDouble(), w.path("block").asDouble(),
                 w.path("group_staged").asDouble(), w.path("rows_window").asDouble(), w.path("rows_iteration").asDouble(),
-                w.path("keys_per_rows_iteration").asInt(), w.path("pairs").asBoolean(), perKey.path(cache + "_f32_per_block_once").asDouble());
+                w.path("keys_per_rows_iteration").asInt(1), w.path("pairs").asBoolean(), w.has("rows_block"),
+                w.path("rows_block").asDouble(), w.path("rows_stretch").asDouble(), w.path("rows_staged").asDouble(),
+                perKey.path(cache + "_f32_per_block_once").asDouble());
     }
 
     /**
@@ -149,8 +155,8 @@ class DecodeIssueModelTest {
         List<Double> each = new ArrayList<>();
         for (int from = 0; from < tokens; from += chunk) {
             int to = Math.min(tokens, from + chunk);
-            DecodeWalk w = cache.equals("fp16") ? DecodeWalk.of(from, to, 0, 0, 0, false, tile, k.keysPerRowsIteration())
-                    : DecodeWalk.of(from, to, sink, groups, GROUP, k.pairs(), tile, k.keysPerRowsIteration());
+            DecodeWalk w = cache.equals("fp16") ? DecodeWalk.of(from, to, 0, 0, 0, false, k.rowTiles(), tile, k.keysPerRowsIteration())
+                    : DecodeWalk.of(from, to, sink, groups, GROUP, k.pairs(), false, tile, k.keysPerRowsIteration());
             each.add(k.instructions(w));
         }
         each.sort(null);
@@ -357,7 +363,8 @@ class DecodeIssueModelTest {
             perKey.put(cache + "_f32_per_block_once", 2 * perKey.path(cache + "_f32_per_block_once").asDouble());
             for (Shape s : SHAPES) {
                 ObjectNode walk = (ObjectNode) perKey.path(cache + "_f32_" + s.name()).path("walk");
-                for (String part : List.of("group_window", "block", "group_staged", "rows_window", "rows_iteration")) {
+                for (String part : List.of("group_window", "block", "group_staged", "rows_window", "rows_iteration", "rows_block",
+                        "rows_stretch", "rows_staged")) {
                     walk.put(part, 2 * walk.path(part).asDouble());
                 }
             }
@@ -389,23 +396,33 @@ class DecodeIssueModelTest {
                     int tokens = c[1] + 100;
                     int groups = group == 0 ? 0 : (tokens - sink) / group;
                     for (boolean pairs : new boolean[] {false, true}) {
-                        DecodeWalk w = DecodeWalk.of(c[0], c[1], sink, groups, group, pairs && group > 0, 64, 2);
+                        DecodeWalk w = DecodeWalk.of(c[0], c[1], sink, groups, group, pairs && group > 0, false, 64, 2);
                         assertThat(w.keys()).as("group %d sink %d chunk %d..%d pairs %s", group, sink, c[0], c[1], pairs)
                                 .isEqualTo(c[1] - c[0]);
                     }
-                    DecodeWalk single = DecodeWalk.of(c[0], c[1], sink, groups, group, false, 64, 2);
-                    DecodeWalk paired = DecodeWalk.of(c[0], c[1], sink, groups, group, group > 0, 64, 2);
+                    if (group == 0) {   // an fp16 cache, its rows on tensor cores: every key once, one stretch a warp at most
+                        DecodeWalk tiles = DecodeWalk.of(c[0], c[1], 0, 0, 0, false, true, 64, 2);
+                        assertThat(tiles.keys()).isEqualTo(c[1] - c[0]);
+                        assertThat(tiles.rowBlocks()).isBetween(tiles.rowsWindows(), 2 * tiles.rowsWindows());
+                        assertThat(tiles.rowStretches()).isBetween(1L, (long) CudaSplitKDecode.WARPS);
+                    }
+                    DecodeWalk single = DecodeWalk.of(c[0], c[1], sink, groups, group, false, false, 64, 2);
+                    DecodeWalk paired = DecodeWalk.of(c[0], c[1], sink, groups, group, group > 0, false, 64, 2);
                     assertThat(paired.groupWindows()).isLessThanOrEqualTo(single.groupWindows());
                 }
             }
         }
         // 32k tokens, chunks of 512: 16 blocks a chunk, of which its first and last are a pair's second and first half
         int chunk = CudaSplitKDecode.automaticChunk(32768, 8, 64, 132);
-        DecodeWalk interior = DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, true, 64, 2);
+        DecodeWalk interior = DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, true, false, 64, 2);
         assertThat(chunk).isEqualTo(512);
         assertThat(interior.blocks()).isEqualTo(16);
         assertThat(interior.groupWindows()).isEqualTo(9);
-        assertThat(DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, false, 64, 2).groupWindows()).isEqualTo(16);
+        assertThat(DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, false, false, 64, 2).groupWindows()).isEqualTo(16);
+        // the fp16 cache's chunk of 512 on tensor cores: 4 stretches of 128 keys, 2 windows of two blocks each
+        DecodeWalk fp16 = DecodeWalk.of(5 * chunk, 6 * chunk, 0, 0, 0, false, true, 64, 2);
+        assertThat(List.of(fp16.rowsWindows(), fp16.rowBlocks(), fp16.rowStretches(), fp16.rowsStaged(), fp16.rowsIterations()))
+                .containsExactly(8L, 16L, 4L, 1L, 0L);
     }
 
     /** A copy rate the bench measured on a GPU replaces the assumed one for that GPU only; an emulated one never does. */

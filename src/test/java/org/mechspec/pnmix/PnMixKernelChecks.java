@@ -357,6 +357,10 @@ public final class PnMixKernelChecks {
         for (int d : new int[] {32, 64, 128, 160}) {
             cases.add(decodeCase("d" + d + " group3, 69 chunks", rng, 1, 3, d, 68 * DECODE_CHUNK + 46, DECODE_CHUNK, false, false, owner));
         }
+        // d = 16, the smallest head dim whose fp16 rows the fp32 kernel takes on tensor cores (one step, one m-tile, a
+        // lane's slice one word), in chunks of 520 keys: warps' stretches of 160, windows of two blocks and of one, a
+        // last chunk of 41.
+        cases.add(decodeCase("d16 group4 keys" + (3 * 520 + 41), rng, 2, 4, 16, 3 * 520 + 41, 520, false, false, owner));
         return cases;
     }
 
