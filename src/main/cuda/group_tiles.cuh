@@ -29,12 +29,15 @@ __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4
 
 // A step's staged words (KEY_STEP_WORDS uint2): the B fragments [2·HB][4] (lane (g, t)'s b[0], b[1]; column g: hi of
 // head g < HB, lo of head g - HB), then [4] the masks of lane t's channel pairs (16s + 2t, +1 and +8, +9: each
-// channel's (1 << b) - 1 in its half; 0 past d), so the key loop does not work them out from the widths.
-#define KEY_STEP_WORDS(HB) (2 * (HB) * 4 + 4)
+// channel's (1 << b) - 1 in its half; 0 past d), so the key loop does not work them out from the widths; then lane
+// t's four channels' stream offsets in words (uint4, [4]) and bit widths (uint4, [4]; both 0 past d), so the key
+// loop reads a step's channels with two shared-memory loads, not four global ones and their pointers' adds.
+#define KEY_STEP_WORDS(HB) (2 * (HB) * 4 + 4 + 16)
+#define KEY_STEP_CHANNELS(HB) ((2 * (HB) * 4 + 4) / 2)   // the offsets' first uint4 in a step
 
 // A warp's parts of shared memory for its quantized groups (decode_chunk places them; CudaSplitKDecode#sharedBytes).
 struct KeyTiles {
-    uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments and channel masks, a step's
+    uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments, channel masks, offsets and widths, a step's
     float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c
@@ -56,8 +59,8 @@ __device__ __forceinline__ int key_frag_bytes(int d, int hb) { return key_steps(
 // warps walk different stretches). ROWS: fp16 rows' weights instead, the query itself (scale 1, zero 0; masks 0;
 // meta and bits unread), once a pass by each warp (stage_row_weights).
 template <int HB, bool ROWS>
-__device__ __forceinline__ void stage_weights(const unsigned int* meta, const int* bits, int d, const float* sQ, uint2* fragOut,
-                                              float* unscale, float* zsum, int lane) {
+__device__ __forceinline__ void stage_weights(const unsigned int* meta, const int* bits, const int* offsets, int d, const float* sQ,
+                                              uint2* fragOut, float* unscale, float* zsum, int lane) {
     static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
     unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
     int padded = key_steps(d) * KEY_STEP;
@@ -104,6 +107,12 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
         int b = c < d && !ROWS ? bits[c] : 0;
         unsigned short* f = frag + ((c >> 4) * KEY_STEP_WORDS(HB) + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
         f[2 * HB * 16] = (unsigned short) ((1u << b) - 1u);
+        if constexpr (!ROWS) {   // the channel's offset and width: word (c & 1) + 2 ((c >> 3) & 1) of lane t's uint4s
+            uint4* channels = reinterpret_cast<uint4*>(fragOut + (c >> 4) * KEY_STEP_WORDS(HB)) + KEY_STEP_CHANNELS(HB) + ((c & 7) >> 1);
+            unsigned int* o = reinterpret_cast<unsigned int*>(channels) + (c & 1) + ((c >> 2) & 2);
+            o[0] = c < d ? (unsigned int) offsets[c] >> 2 : 0u;
+            o[16] = (unsigned int) b;   // 4 uint4 on: the widths
+        }
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float w = q[h] * half_lo(m) * up[h];
@@ -118,18 +127,18 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
 
 // Not inlined, either: their registers do not add to the window loop's, and the SASS count finds them (sass-counts.py).
 template <int HB>
-__device__ __noinline__ void stage_key_weights(const unsigned int* meta, const int* bits, int d, const float* sQ, uint2* fragOut,
-                                               float* unscale, float* zsum, int lane) {
-    stage_weights<HB, false>(meta, bits, d, sQ, fragOut, unscale, zsum, lane);
+__device__ __noinline__ void stage_key_weights(const unsigned int* meta, const int* bits, const int* offsets, int d, const float* sQ,
+                                               uint2* fragOut, float* unscale, float* zsum, int lane) {
+    stage_weights<HB, false>(meta, bits, offsets, d, sQ, fragOut, unscale, zsum, lane);
 }
 
 template <int HB>
 __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fragOut, float* unscale, float* zsum, int lane) {
-    stage_weights<HB, true>(nullptr, nullptr, d, sQ, fragOut, unscale, zsum, lane);
+    stage_weights<HB, true>(nullptr, nullptr, nullptr, d, sQ, fragOut, unscale, zsum, lane);
 }
 
-// Scores of the 32 tokens of the group's block that starts at token blk0 (base: the group's and KV head's first
-// channel in keyBits/keyOffsets) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
+// Scores of the 32 tokens of the group's block that starts at token blk0 (the group's channels' widths and offsets
+// staged with its weights) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
 // funnel shift of two words a channel), B the staged weights (hi's heads on N, then lo's). Into kt.score: column
@@ -138,27 +147,26 @@ __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fr
 // group (a last block shorter than 32) read the block's first token's run instead: in the group, and never keys of
 // the window.
 template <int HB>
-__device__ __forceinline__ void key_tile_scores(const Cache& K, int base, int blk0, int d, const KeyTiles& kt, int lane) {
+__device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
     int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    // Channels 2t, 2t + 1 of step 0 as 8-byte loads (d even: so are base and 2t); a step is 16 channels, 8 pairs, on.
-    const int2* bits = reinterpret_cast<const int2*>(K.keyBits + base) + t;
-    const int2* offs = reinterpret_cast<const int2*>(K.keyOffsets + base) + t;
     const uint2* frag = kt.frag + g * 4 + t;   // step s's: KEY_STEP_WORDS on (carried, not worked out again)
     const uint2* masks = kt.frag + 2 * HB * 4 + t;
+    const uint4* channels = reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t;
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {
-        // channels 16s + 2t, +1, +8, +9: their widths and the codes of tok .. tok + 3 from bit 0. Past d they are a
-        // later head's channels or the arrays' zero tail (CudaCacheCopy.CHANNEL_TAIL): codes read from real streams
-        // (or word 0), which weigh 0 (stage_key_weights), so no test a channel.
-        int2 b01 = bits[0], b23 = bits[4], o01 = offs[0], o23 = offs[4];
-        int b[4] = {b01.x, b01.y, b23.x, b23.y}, off[4] = {o01.x, o01.y, o23.x, o23.y};
+    for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels += KEY_STEP_WORDS(HB) / 2) {
+        // channels 16s + 2t, +1, +8, +9: their widths and stream offsets (staged), and the codes of tok .. tok + 3
+        // from bit 0. Past d their width and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so
+        // no test a channel.
+        uint4 o4 = channels[0], b4 = channels[4];
+        int b[4] = {(int) b4.x, (int) b4.y, (int) b4.z, (int) b4.w};
+        unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};   // in words
         unsigned int x[4];
 #pragma unroll
         for (int j = 0; j < 4; j++) {
-            int bit = tok * b[j], i = (off[j] >> 2) + (bit >> 5);
+            int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
             x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
         }
         uint2 m = *masks, w = *frag;

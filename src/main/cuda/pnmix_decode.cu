@@ -518,7 +518,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     if constexpr (sizeof(T) == 4) {
         if (a.keyTiles) {
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
-            key_tile_scores<HB>(K, base, t0 - e, d, kt, a.lane);
+            key_tile_scores<HB>(K, t0 - e, d, kt, a.lane);
 #pragma unroll
             for (int h = 0; h < HB; h++) {
                 sl[h] = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
@@ -656,7 +656,6 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31, blk = t0 - e;
     int nA = n < 32 - e ? n : 32 - e, nB = n - nA;   // nB > 0: the window goes on into the next block
-    int base = seg.g * (K.Hkv * K.d) + kvh * d;   // int: the stream offsets are ints (CudaCacheCopy)
     bool holdsA = a.lane >= e && a.lane < e + nA, holdsB = a.lane < nB;
     // The blocks' value words first, into the warp's stage: in flight during the keys.
     stage_value_words(K, seg.g, blk, holdsA, kvh, d, a.lane, stage);
@@ -665,7 +664,7 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     float sA[HB] = {}, sB[HB] = {};
 #pragma unroll 1
     for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {
-        key_tile_scores<HB>(K, base, blk + 32 * i, d, kt, a.lane);
+        key_tile_scores<HB>(K, blk + 32 * i, d, kt, a.lane);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float s = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
@@ -869,7 +868,8 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                     if (a.keyTiles && seg.g != staged) {
                         int base = seg.g * (R.K.Hkv * d) + kvh * d;   // the group's and KV head's first channel
                         stage_key_weights<HB>(reinterpret_cast<const unsigned int*>(R.K.keyMeta) + base, R.K.keyBits + base,
-                                              d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
+                                              R.K.keyOffsets + base, d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale,
+                                              kt.zsum, a.lane);
                         staged = seg.g;
                     }
                 }

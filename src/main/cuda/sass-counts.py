@@ -154,7 +154,7 @@ SOURCE_LOOPS = {
     "row_value_tiles for m": "for (int m = 0; m < (d >> 4); m++, slice += 4) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
-    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, bits += 8, offs += 8, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB)) {",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
