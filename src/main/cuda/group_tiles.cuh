@@ -57,7 +57,7 @@ __device__ __forceinline__ int key_frag_bytes(int d, int hb) { return key_steps(
 // head's first channel; sQ: the pass's query [channel][HB], zero past its heads), and its channels' masks, into kt;
 // channels from d to the last step's end weigh 0. Once per group and pass, by the warp that enters the group (the
 // warps walk different stretches). ROWS: fp16 rows' weights instead, the query itself (scale 1, zero 0; masks 0;
-// meta and bits unread), once a pass by each warp (stage_row_weights).
+// meta, bits and offsets unread), once a pass by a block's warp 0 (stage_row_weights).
 template <int HB, bool ROWS>
 __device__ __forceinline__ void stage_weights(const unsigned int* meta, const int* bits, const int* offsets, int d, const float* sQ,
                                               uint2* fragOut, float* unscale, float* zsum, int lane) {
@@ -400,7 +400,7 @@ __device__ __forceinline__ bool row_tiles_fit(int d) { return d % 16 == 0; }
 // Scores of up to 32 fp16 rows (k0: the first row's KV head, rowBytes apart; n >= 1 of them the window's) for the HB
 // held heads, into kt.score [column][token] as key_tile_scores leaves them (the caller adds row h and row HB + h).
 // m-tile i's rows g and g + 8 are tokens 16i + g and 16i + g + 8; lane (g, t) reads channels 16s + 2t, +1 and +8, +9
-// of step s of its four tokens (4-byte loads; the staged weights' channel order). Tokens past n read row n - 1 (a
+// of step s of those two tokens (4-byte loads; the staged weights' channel order), an m-tile at a time. Tokens past n read row n - 1 (a
 // row of the window, finite; never weighed).
 template <int HB>
 __device__ __forceinline__ void row_tile_scores(const unsigned char* k0, long rowBytes, int n, int d, const uint2* frags, float* score,

@@ -10,7 +10,8 @@
 //   - Warp w walks the w-th quarter of the chunk (so the warps stream four stretches at once) in windows of at most
 //     32 keys that never straddle a segment (sink, one quantized group, residual) nor, in a group, a 32-token block;
 //     where the fp32 kernel takes a group's values on tensor cores, a group's window is up to two consecutive blocks
-//     (64 keys; group_pair_window), and the quarters' inner ends move on to the next pair of the groups' blocks.
+//     (64 keys; group_pair_window), and the quarters' inner ends move on to the next pair of the groups' blocks; where
+//     the fp32 fp16-cache kernel takes its rows on tensor cores, its windows are up to 64 rows (rows_pair_window).
 //   - Lanes per key: a team of R = d/8 lanes (rounded up to a power of two) holds one key, each lane 8 channels, the
 //     width of one 16-byte load of fp16; a warp holds 32/R keys at once. The held query heads are staged in shared
 //     memory once a pass ([channel][HEADS], zero past the pass's heads, so a channel's heads are one vector load)
@@ -604,9 +605,9 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 // A window of one or two blocks (lane τ holds block token τ's scores sA, sB where holdsA, holdsB): its max per head
 // raises every team's running state once (Online::raise_to), and each key's weight 2^(s - m) against team 0's max,
 // which takes the window (take_window), into pA, pB (0 where the lane holds no key).
-template <int HB, typename State>
+template <int HB>
 __device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], bool holdsA, bool holdsB, float log2e_scale,
-                                             State& st, int lane, float (&pA)[HB], float (&pB)[HB]) {
+                                             Online<float, HB>& st, int lane, float (&pA)[HB], float (&pB)[HB]) {
     float wm[HB];
 #pragma unroll
     for (int h = 0; h < HB; h++) {
@@ -685,8 +686,8 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     take_window<HB>(st, L, sO, d, a);
 }
 
-// The warp's window [j0, j0 + n) of fp16 rows (sink, residual; an fp16 cache) where the fp32 kernels take them on
-// tensor cores (a.rowTiles): as group_pair_window, one or two 32-key blocks (A: the window's first 32 keys,
+// The warp's window [j0, j0 + n) of an fp16 cache's rows where the fp32 kernel takes them on tensor cores
+// (a.rowTiles): as group_pair_window, one or two 32-key blocks (A: the window's first 32 keys,
 // B: the rest), one softmax for both, with the rows for the codes (row_tile_scores, a block at a time, against the
 // query staged as the weights; row_value_tiles).
 template <int HB, typename Rows>
@@ -767,8 +768,8 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
     a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
     // Rows on tensor cores in the fp16 cache's kernel only: in the packed one (its sink and residual) the tiles beside
-    // the groups' take it past 128 registers (ptxas spills 70 to 160 bytes of the prologue's values, in the key loop
-    // too), so its rows stay on rows_window.
+    // the groups' take it past 128 registers (ptxas spilled 68 to 160 bytes of the prologue's values, reloaded in the
+    // key loop too, in every arrangement tried), so its rows stay on rows_window.
     a.rowTiles = sizeof(T) == 4 && !Rows::GROUPS && row_tiles_fit(d);
     // Shared memory (CudaSplitKDecode#sharedBytes): in the fp32 packed kernel first the warps' scores (KeyTiles:
     // key_score_bytes a warp, a constant, a multiple of 16: what follows stays aligned); then per warp w and held

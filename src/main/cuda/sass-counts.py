@@ -50,8 +50,14 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
       one-channel loop for d not a multiple of 4 is cold);
     "group_window for i0" (values: VALUE_KEYS keys a team, P teams);
     "decode_chunk for j0" once per 32 keys, not counted per key.
-  fp16_decode_chunk: "rows_window for i" (P keys a warp an iteration; team_sum's five shuffles for each of the 4
-    held heads unrolled in it).
+  fp16_decode_chunk_f64: "rows_window for i" (P keys a warp an iteration; team_sum's five shuffles for each held
+    head unrolled in it).
+  fp16_decode_chunk_f32, its rows on tensor cores (rows_pair_window; d a multiple of 16, as the bench's; rows_window
+    is cold there): "rows_stretch for j" (a window of up to two 32-row blocks an iteration, with its values' m-tiles
+    "row_value_tiles for m", d/16 of them, their k-steps unrolled), "rows_pair_window for blocks" (a block scored an
+    iteration) with "row_tile_scores for i" (its two m-tiles of 16 rows) and "row_tile_scores for s" (d/16 steps an
+    m-tile); stage_row_weights (a function of its own) once a block and pass, by warp 0; "decode_chunk for j0" once a
+    warp's stretch (an fp16 cache is one segment).
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
     head's chunks; one warp a query head; one copy per CPL, the output channels a lane: 1, 2, 4 or 8, the fewest with
     32 CPL >= d): "merge for j" (U chunks of one query head: each one's weight by one shuffle, CPL channels a lane;
@@ -600,7 +606,7 @@ def per_key(reports):
         # fp16 cache: fp64, rows_window (P keys an iteration); fp32, rows_pair_window on tensor cores (a window of up
         # to two 32-key blocks an iteration of "rows_stretch for j"; per block "rows_pair_window for blocks", its two
         # m-tiles "row_tile_scores for i" of d/16 steps "row_tile_scores for s"; the values' d/16 m-tiles "row_value_tiles
-        # for m", each 2 or 4 k-steps unrolled), the query staged once a warp's stretch and pass
+        # for m", each 2 or 4 k-steps unrolled), the query staged once a block and pass (by warp 0)
         rows = None if tensor else find_loop(fp16, "rows_window for i")["own"]
         window_fp16 = find_loop(fp16, "decode_chunk for j0")
         if tensor:
