@@ -42,7 +42,7 @@
 //     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's
 //     weight taken by shuffle from the lane that holds it.
 //   - Rows of the fp16 cache, fp32 kernel (d a multiple of 16): on tensor cores as a group's window, up to 64 keys
-//     (rows_pair_window, group_tiles.cuh): the query staged once a pass as the weights (stage_row_weights: scale
+//     (rows_pair_window, row_tiles.cuh): the query staged once a pass as the weights (stage_row_weights: scale
 //     1, zero 0), fp16 K and V exact in A (K's channel pairs and V's key pairs, by PRMT), one softmax a window.
 //   - Rows otherwise (the fp64 kernels, the packed cache's sink and residual, other d): per key one exp2 per head: a
 //     larger score rescales the running state (only then), a smaller one is weighted.
@@ -92,6 +92,7 @@
 #include "reductions.cuh"
 #include "warp_ops.cuh"
 #include "group_tiles.cuh"
+#include "row_tiles.cuh"
 
 #ifndef __CUDACC__
 // The CPU emulator (g++) only: a barrier is one call site, and the emulator tells two threads at copies of one
@@ -522,7 +523,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
             key_tile_scores<HB>(K, t0 - e, d, kt, a.lane);
 #pragma unroll
             for (int h = 0; h < HB; h++) {
-                sl[h] = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
+                sl[h] = tile_score<HB>(kt, h, a.lane);
             }
             scored = true;
         }
@@ -668,7 +669,7 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
         key_tile_scores<HB>(K, blk + 32 * i, d, kt, a.lane);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            float s = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h] + kt.zsum[h];
+            float s = tile_score<HB>(kt, h, a.lane);
             if (i == 0) {
                 sA[h] = s;
             } else {
@@ -702,7 +703,7 @@ __device__ __forceinline__ void rows_pair_window(const Rows& R, const Segment& s
         row_tile_scores<HB>(k0 + 32 * blk * rowBytes, rowBytes, blk ? nB : nA, d, kt.frag, kt.score, a.lane);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            float s = (kt.score[h * TILE_TOKENS + a.lane] + kt.score[(HB + h) * TILE_TOKENS + a.lane]) * kt.unscale[h];
+            float s = tile_score<HB>(kt, h, a.lane);
             if (blk == 0) {
                 sA[h] = s;
             } else {
@@ -831,6 +832,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                 // previous pass's last barrier is past every warp's reads of them.
                 queryTiles.frag = reinterpret_cast<uint2*>(sQ + d * HB);
                 queryTiles.unscale = reinterpret_cast<float*>(smem_raw) + 2 * HB * WINDOW;
+                queryTiles.zsum = queryTiles.unscale + HB;
                 if (a.warp == 0) stage_row_weights<HB>(d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
                 __syncthreads();
             }

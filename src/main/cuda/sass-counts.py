@@ -52,10 +52,10 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     "decode_chunk for j0" once per 32 keys, not counted per key.
   fp16_decode_chunk_f64: "rows_window for i" (P keys a warp an iteration; team_sum's five shuffles for each held
     head unrolled in it).
-  fp16_decode_chunk_f32, its rows on tensor cores (rows_pair_window; d a multiple of 16, as the bench's; rows_window
-    is cold there): "rows_stretch for j" (a window of up to two 32-row blocks an iteration, with its values' m-tiles
-    "row_value_tiles for m", d/16 of them, their k-steps unrolled), "rows_pair_window for blocks" (a block scored an
-    iteration) with "row_tile_scores for i" (its two m-tiles of 16 rows) and "row_tile_scores for s" (d/16 steps an
+  fp16_decode_chunk_f32, its rows on tensor cores (rows_pair_window, row_tiles.cuh; d a multiple of 16, as the
+    bench's; rows_window is cold there): "rows_stretch for j" (a window of up to two 32-row blocks an iteration,
+    with its values' m-tiles "row_value_tiles for m", d/16 of them, their k-steps unrolled), "rows_pair_window for
+    blocks" (a block scored an iteration) with "row_tile_scores for i" (its two m-tiles of 16 rows) and "row_tile_scores for s" (d/16 steps an
     m-tile); stage_row_weights (a function of its own) once a block and pass, by warp 0; "decode_chunk for j0" once a
     warp's stretch (an fp16 cache is one segment).
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
