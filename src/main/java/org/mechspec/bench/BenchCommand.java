@@ -327,7 +327,7 @@ public final class BenchCommand implements Callable<Integer>, PaperCommand {
             row.put("working_set_bytes", t.workingSet().bytes());
             row.put("working_set_covers_twice_l2", t.workingSet().coversL2());
             row.put("splits", launch.splits());
-            row.put("chunk_keys", launch.chunkKeys());
+            row.put("longest_chunk_keys", launch.longestChunkKeys());
             row.put("tile_keys", launch.tileKeys());
             row.put("bytes_per_call_raw", launch.rawBytesPerCall());
             row.put("bytes_per_call_sectors", launch.sectorBytesPerCall());

@@ -15,11 +15,13 @@ import org.mechspec.compute.KernelArgs;
  * decode queries, or {@link #enqueue} the kernel for a timed batch. One launch a call: the last block of each KV head
  * to finish merges that head's chunks, counted in a per-KV-head counter the kernel leaves at 0. A cache without quantized groups goes to the
  * fp16 kernel, which reads plain [token][kvHead][headDim] rows; any other to the packed kernel. The launch
- * (chunk and tile sizes) is fixed at upload, so a decode is deterministic for a given cache and device.
+ * (the chunks' starts and the tile) is fixed at upload, so a decode is deterministic for a given cache and device.
  *
  * <p>Splits: the automatic launch aims at {@value #BLOCKS_PER_SM} blocks per multiprocessor over all KV heads (a
  * memory-bound kernel needs every SM busy, and a few blocks each even out their uneven finishing), and gives each
- * block at least {@value #MIN_TILES_PER_SPLIT} tiles of keys, so a short cache gets fewer, longer splits.
+ * block about {@value #MIN_TILES_PER_SPLIT} tiles of keys or more, so a short cache gets fewer, longer splits; the
+ * chunks are balanced by what their keys cost the kernel ({@link ChunkSplit#balanced}: a packed cache's fp16 rows
+ * weigh more, its chunks end on its groups).
  */
 public final class CudaSplitKDecode implements AutoCloseable {
     static final String MODULE = "pnmix_decode";
@@ -43,9 +45,8 @@ public final class CudaSplitKDecode implements AutoCloseable {
     private final boolean fp16Cache;
     private final int queryHeads;
     private final int headDim;
-    private final int chunk;
     private final int tile;
-    private final int chunks;
+    private final ChunkSplit split;
     private final int kvHeads;
     private final CUdeviceptr q;
     private final CUdeviceptr out;
@@ -66,9 +67,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
         this.kvHeads = cache.kvHeads();
         int e = fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE;
         this.tile = tileKeys(queryHeads / kvHeads, headDim, e);
-        this.chunk = chunkKeys > 0 ? chunkKeys : automaticChunk(cache.length(), kvHeads, tile, smCount(cuda));
-        this.chunks = (cache.length() + chunk - 1) / chunk;
-        long partials = (long) queryHeads * chunks;
+        this.split = chunkKeys > 0 ? ChunkSplit.uniform(cache.length(), chunkKeys)
+                : ChunkSplit.balanced(cache, tile, chunksWanted(cache.length(), kvHeads, tile, smCount(cuda)));
+        long partials = (long) queryHeads * split.chunks();
         long copyBytes = copy == null ? 0 : copy.bytes();
         this.buffers = new CacheBuffers(cuda, bytes -> held.accept(copyBytes + bytes));
         this.cache = cache;
@@ -83,7 +84,8 @@ public final class CudaSplitKDecode implements AutoCloseable {
             CUdeviceptr partAcc = buffers.poisoned(partials * accRow(headDim) * e);
             this.out = buffers.poisoned((long) queryHeads * headDim * e);
             CUdeviceptr finished = buffers.upload(new int[kvHeads]); // chunks done per KV head: 0 between calls
-            args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).ptr(out).ptr(finished).i32(chunk).i32(tile);
+            CUdeviceptr starts = buffers.upload(split.starts());
+            args.ptr(q).ptr(partM).ptr(partL).ptr(partAcc).ptr(out).ptr(finished).ptr(starts).i32(split.chunks()).i32(tile);
             this.chunkArgs = fp32 ? args.f32((float) (1.0 / Math.sqrt(headDim))) : args.f64(1.0 / Math.sqrt(headDim));
             done = true;
         } finally {
@@ -187,19 +189,19 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * Which chunk kernel reads the cache ("packed" or "fp16"); blocks of the chunk kernel ({@code splits}, KV heads ×
-     * chunks), keys per block and per tile (a chunk's unit; a warp takes windows of up to 32 keys); the device bytes
+     * chunks), keys of the longest chunk and per tile (a chunk's unit; a warp takes windows of up to 64 keys); the device bytes
      * the cache takes; and what one call moves through global memory ({@link DecodeTraffic}: raw bytes and the bytes
      * of the 32-byte sectors it touches).
      */
-    public record Launch(String cacheKernel, int splits, int chunkKeys, int tileKeys, long cacheDeviceBytes, long rawBytesPerCall,
+    public record Launch(String cacheKernel, int splits, int longestChunkKeys, int tileKeys, long cacheDeviceBytes, long rawBytesPerCall,
                          long sectorBytesPerCall) {
     }
 
     public Launch launchShape() {
         if (traffic == null) {
-            traffic = DecodeTraffic.of(cache, queryHeads, chunks, fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE);
+            traffic = DecodeTraffic.of(cache, queryHeads, split.chunks(), fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE);
         }
-        return new Launch(fp16Cache ? "fp16" : "packed", kvHeads * chunks, chunk, tile, cacheDeviceBytes, traffic.rawBytes(),
+        return new Launch(fp16Cache ? "fp16" : "packed", kvHeads * split.chunks(), split.longest(), tile, cacheDeviceBytes, traffic.rawBytes(),
                 traffic.sectorBytes());
     }
 
@@ -220,9 +222,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
         int e = fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE;
         int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e, !fp16Cache);
         if (wait) {
-            cuda.launch(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
+            cuda.launch(MODULE, chunkKernel, kvHeads * split.chunks(), THREADS, shared, chunkArgs);
         } else {
-            cuda.enqueue(MODULE, chunkKernel, kvHeads * chunks, THREADS, shared, chunkArgs);
+            cuda.enqueue(MODULE, chunkKernel, kvHeads * split.chunks(), THREADS, shared, chunkArgs);
         }
     }
 
@@ -235,12 +237,12 @@ public final class CudaSplitKDecode implements AutoCloseable {
         }
     }
 
-    /** An fp16-only cache's sink and residual as one [token][channel] buffer each; the kernel's first six arguments. */
+    /** An fp16-only cache's sink and residual as one [token][channel] buffer each; the kernel's first five arguments. */
     private KernelArgs fp16Rows(PackedKvCache cache) {
         byte[] k = concat(cache.sinkKeys(), cache.residualKeys());
         byte[] v = concat(cache.sinkValues(), cache.residualValues());
         return new KernelArgs().ptr(buffers.upload(k)).ptr(buffers.upload(v)).i32(queryHeads).i32(cache.kvHeads())
-                .i32(cache.length()).i32(cache.headDim());
+                .i32(cache.headDim());
     }
 
     private static byte[] concat(byte[] a, byte[] b) {
@@ -317,14 +319,14 @@ public final class CudaSplitKDecode implements AutoCloseable {
     }
 
     /**
-     * Keys per block: {@value #BLOCKS_PER_SM} blocks per SM shared among the KV heads (each head's keys split into
-     * ⌈{@value #BLOCKS_PER_SM}·SMs / kvHeads⌉ chunks), each chunk a whole number of tiles and at least
-     * {@value #MIN_TILES_PER_SPLIT}.
+     * Chunks a KV head's keys are split into at most ({@link ChunkSplit#balanced}): {@value #BLOCKS_PER_SM} blocks per
+     * SM shared among the KV heads, ⌈{@value #BLOCKS_PER_SM}·SMs / kvHeads⌉ a head, but no more than keep
+     * {@value #MIN_TILES_PER_SPLIT} tiles a chunk on average.
      */
-    static int automaticChunk(int length, int kvHeads, int tile, int smCount) {
+    static int chunksWanted(int length, int kvHeads, int tile, int smCount) {
         long perHead = Math.max(1, ((long) BLOCKS_PER_SM * smCount + kvHeads - 1) / kvHeads);
-        long tiles = ((long) length + tile - 1) / tile;
-        long tilesPerChunk = Math.max(MIN_TILES_PER_SPLIT, (tiles + perHead - 1) / perHead);
-        return (int) Math.min(Integer.MAX_VALUE / 2, tilesPerChunk * tile);
+        long minKeys = (long) MIN_TILES_PER_SPLIT * tile;
+        long byKeys = Math.max(1, ((long) length + minKeys - 1) / minKeys);
+        return (int) Math.min(perHead, byKeys);
     }
 }

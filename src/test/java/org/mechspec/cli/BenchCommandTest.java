@@ -74,10 +74,12 @@ class BenchCommandTest {
             assertThat(copies * copy).as(which).isGreaterThanOrEqualTo(2 * l2);
             assertThat((copies - 1) * copy).as(which).isLessThan(2 * l2);
             assertThat(row.get("working_set_covers_twice_l2").asBoolean()).isTrue();
-            // Splits: KV heads × chunks of chunk_keys keys.
+            // Splits: KV heads × chunks of at most longest_chunk_keys keys.
             int tokens = row.get("tokens").asInt();
-            int chunk = row.get("chunk_keys").asInt();
-            assertThat(row.get("splits").asInt()).as(which).isEqualTo(row.get("kv_heads").asInt() * ((tokens + chunk - 1) / chunk));
+            int longest = row.get("longest_chunk_keys").asInt();
+            int kv = row.get("kv_heads").asInt();
+            assertThat(row.get("splits").asInt() % kv).as(which).isZero();
+            assertThat(row.get("splits").asInt() / kv).as(which).isBetween((tokens + longest - 1) / longest, tokens);
             assertThat(row.get("ms_per_call_median").asDouble()).isPositive().isFinite();
             assertThat(row.get("ms_per_call_min").asDouble()).isLessThanOrEqualTo(row.get("ms_per_call_median").asDouble());
             // The host's enqueue time beside the device time, and the flag that compares them.

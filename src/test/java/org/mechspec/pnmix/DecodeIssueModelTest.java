@@ -143,18 +143,32 @@ class DecodeIssueModelTest {
     }
 
     /**
+     * The host's automatic split ({@link ChunkSplit#balanced}, {@link CudaSplitKDecode#chunksWanted}) of the bench's
+     * cache: SINK fp16 rows, then whole groups of GROUP tokens, then the residual's rows; or all fp16 rows.
+     */
+    static ChunkSplit split(String cache, int tokens, int kvHeads, int tile, int sms) {
+        int wanted = CudaSplitKDecode.chunksWanted(tokens, kvHeads, tile, sms);
+        if (cache.equals("fp16")) {
+            return ChunkSplit.balanced(0, 0, 0, tokens, tile, wanted);
+        }
+        int sink = Math.min(tokens, SINK);
+        int groups = Math.max(0, (tokens - sink) / GROUP);
+        return ChunkSplit.balanced(sink, GROUP, groups, tokens - sink - groups * GROUP, tile, wanted);
+    }
+
+    /**
      * Warp instructions the busiest SM's blocks issue: one block of the costliest chunk (the chunks differ at the
      * ends: the sink's and the residual's fp16 rows, a shorter last chunk; a KV head's chunks are consecutive blocks,
      * so the costliest of different heads land on different SMs) and the rest of a typical one (the median chunk),
      * each from the windows it really takes (DecodeWalk) in the bench's cache: SINK fp16 rows, then whole groups of
      * GROUP tokens, then the residual's rows.
      */
-    static double smInstructions(KernelCounts k, String cache, int tokens, int chunk, int tile, int blocksOnSm) {
+    static double smInstructions(KernelCounts k, String cache, int tokens, ChunkSplit split, int tile, int blocksOnSm) {
         int sink = Math.min(tokens, SINK);
         int groups = Math.max(0, (tokens - sink) / GROUP);
         List<Double> each = new ArrayList<>();
-        for (int from = 0; from < tokens; from += chunk) {
-            int to = Math.min(tokens, from + chunk);
+        for (int c = 0; c < split.chunks(); c++) {
+            int from = split.from(c), to = split.to(c);
             DecodeWalk w = cache.equals("fp16") ? DecodeWalk.of(from, to, 0, 0, 0, false, k.rowTiles(), tile, k.keysPerRowsIteration())
                     : DecodeWalk.of(from, to, sink, groups, GROUP, k.pairs(), false, tile, k.keysPerRowsIteration());
             each.add(k.instructions(w));
@@ -223,22 +237,22 @@ class DecodeIssueModelTest {
                 int gq = s.queryHeads() / s.kvHeads();
                 int tile = CudaSplitKDecode.tileKeys(gq, s.headDim(), 4);
                 for (int tokens : TOKENS) {
-                    int chunk = CudaSplitKDecode.automaticChunk(tokens, s.kvHeads(), tile, g.sms());
-                    int chunks = (tokens + chunk - 1) / chunk;
-                    int grid = s.kvHeads() * chunks;
-                    int blocksOnBusiestSm = (grid + g.sms() - 1) / g.sms();
-                    int blocksOf32 = (chunks + 31) / 32;
-                    int iterations = blocksOf32 * (32 / c.chunksPerIteration());
-                    int headsPerWarp = (gq + MERGE_WARPS - 1) / MERGE_WARPS;
-                    double perHead = c.perHead() + c.per32Chunks() * blocksOf32 + c.perIteration() * iterations;
-                    double mergeInstructions = c.outside() + headsPerWarp * perHead;
-                    double mergeLatencies = 1 + headsPerWarp * (iterations + 2);
-                    double mergeSeconds = (mergeInstructions + mergeLatencies * ASSUMED_L2_LATENCY_CYCLES) / clock;
-                    double mergeLaunch = mergeSeconds + ASSUMED_LAUNCH_GAP_US * 1e-6;
                     double fp16Time = 0;
                     for (String cache : List.of("fp16", "packed")) {
+                        ChunkSplit split = split(cache, tokens, s.kvHeads(), tile, g.sms());
+                        int chunks = split.chunks();
+                        int grid = s.kvHeads() * chunks;
+                        int blocksOnBusiestSm = (grid + g.sms() - 1) / g.sms();
+                        int blocksOf32 = (chunks + 31) / 32;
+                        int iterations = blocksOf32 * (32 / c.chunksPerIteration());
+                        int headsPerWarp = (gq + MERGE_WARPS - 1) / MERGE_WARPS;
+                        double perHead = c.perHead() + c.per32Chunks() * blocksOf32 + c.perIteration() * iterations;
+                        double mergeInstructions = c.outside() + headsPerWarp * perHead;
+                        double mergeLatencies = 1 + headsPerWarp * (iterations + 2);
+                        double mergeSeconds = (mergeInstructions + mergeLatencies * ASSUMED_L2_LATENCY_CYCLES) / clock;
+                        double mergeLaunch = mergeSeconds + ASSUMED_LAUNCH_GAP_US * 1e-6;
                         KernelCounts k = counts(fixture, cache, s);
-                        double issue = smInstructions(k, cache, tokens, chunk, tile, blocksOnBusiestSm) / (SCHEDULERS * clock);
+                        double issue = smInstructions(k, cache, tokens, split, tile, blocksOnBusiestSm) / (SCHEDULERS * clock);
                         double b = bytes(cache, s, tokens, chunks);
                         double memory = b / copyRate;
                         double time = Math.max(issue, memory) + mergeLaunch;
@@ -412,17 +426,42 @@ class DecodeIssueModelTest {
                 }
             }
         }
-        // 32k tokens, chunks of 512: 16 blocks a chunk, of which its first and last are a pair's second and first half
-        int chunk = CudaSplitKDecode.automaticChunk(32768, 8, 64, 132);
-        DecodeWalk interior = DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, true, false, 64, 2);
-        assertThat(chunk).isEqualTo(512);
-        assertThat(interior.blocks()).isEqualTo(16);
-        assertThat(interior.groupWindows()).isEqualTo(9);
-        assertThat(DecodeWalk.of(5 * chunk, 6 * chunk, SINK, (32768 - SINK) / GROUP, GROUP, false, false, 64, 2).groupWindows()).isEqualTo(16);
-        // the fp16 cache's chunk of 512 on tensor cores: 4 stretches of 128 keys, 2 windows of two blocks each
-        DecodeWalk fp16 = DecodeWalk.of(5 * chunk, 6 * chunk, 0, 0, 0, false, true, 64, 2);
+        // 32k tokens on 132 SMs, 8 KV heads: 66 chunks a head wanted. The packed cache's split: chunks of four whole
+        // groups (512 keys, 16 blocks in 8 windows of two, one group a warp), the first the sink's rows and three
+        // groups, the last the residual's 96 rows (288 of the 512 a chunk may weigh), 65 in all. Cut every 512 tokens instead, each would
+        // take 9 windows (its first and last a pair's half) and its warps 5 groups' weights.
+        ChunkSplit packed = split("packed", 32768, 8, 64, 132);
+        int groups = (32768 - SINK) / GROUP;
+        assertThat(packed.chunks()).isEqualTo(65);
+        assertThat(packed.from(1)).isEqualTo(SINK + 3 * GROUP);
+        assertThat(packed.from(64)).isEqualTo(SINK + groups * GROUP);
+        assertThat(packed.longest()).isEqualTo(4 * GROUP);
+        DecodeWalk interior = DecodeWalk.of(packed.from(5), packed.to(5), SINK, groups, GROUP, true, false, 64, 2);
+        assertThat(List.of(interior.keys(), interior.blocks(), interior.groupWindows(), interior.groupsStaged()))
+                .containsExactly(512L, 16L, 8L, 4L);
+        DecodeWalk cutEvery512 = DecodeWalk.of(5 * 512, 6 * 512, SINK, groups, GROUP, true, false, 64, 2);
+        assertThat(List.of(cutEvery512.blocks(), cutEvery512.groupWindows(), cutEvery512.groupsStaged())).containsExactly(16L, 9L, 5L);
+        assertThat(DecodeWalk.of(packed.from(5), packed.to(5), SINK, groups, GROUP, false, false, 64, 2).groupWindows()).isEqualTo(16);
+        // the fp16 cache: 64 chunks of 512; one on tensor cores: 4 stretches of 128 keys, 2 windows of two blocks each
+        ChunkSplit fp16Split = split("fp16", 32768, 8, 64, 132);
+        assertThat(List.of(fp16Split.chunks(), fp16Split.longest(), fp16Split.from(5))).containsExactly(64, 512, 5 * 512);
+        DecodeWalk fp16 = DecodeWalk.of(fp16Split.from(5), fp16Split.to(5), 0, 0, 0, false, true, 64, 2);
         assertThat(List.of(fp16.rowsWindows(), fp16.rowBlocks(), fp16.rowStretches(), fp16.rowsStaged(), fp16.rowsIterations()))
                 .containsExactly(8L, 16L, 4L, 1L, 0L);
+    }
+
+    /**
+     * ChunkSplit's weight of an fp16 row is what the fixture says such a row costs the fp32 packed kernel against a
+     * quantized key at the layer shape (rows_window's per key in full 32-key windows against a group's in full pairs
+     * of blocks with its staging), rounded: a kernel change that moves it fails here.
+     */
+    @Test
+    void theSplitsRowWeightIsTheKernels() throws IOException {
+        KernelCounts k = counts(fixture(), "packed", SHAPES.get(0));
+        double row = (k.rowsWindow() + 32.0 / k.keysPerRowsIteration() * k.rowsIteration()) / 32;
+        double key = (k.groupWindow() + 2 * k.block()) / 64 + k.groupStaged() / GROUP;
+        assertThat(Math.round(row / key)).as("an fp16 row %.1f, a quantized key %.1f warp instructions", row, key)
+                .isEqualTo(ChunkSplit.ROW_WEIGHT);
     }
 
     /** A copy rate the bench measured on a GPU replaces the assumed one for that GPU only; an emulated one never does. */

@@ -25,16 +25,23 @@ class SplitRuleTest {
     @Test
     void splitsFollowTheSmCountUntilTheKeysRunShort() {
         // 131072 keys, 8 KV heads, tiles of 64 keys: 2048 tiles per head.
-        assertThat(CudaSplitKDecode.automaticChunk(131072, 8, 64, 132)).as("ceil(528 / 8) = 66 chunks a head: 32 tiles each")
-                .isEqualTo(32 * 64);
-        assertThat(CudaSplitKDecode.automaticChunk(131072, 8, 64, 108)).as("54 chunks: ceil(2048 / 54) = 38 tiles").isEqualTo(38 * 64);
-        assertThat(CudaSplitKDecode.automaticChunk(131072, 8, 64, 4)).as("2 chunks a head").isEqualTo(1024 * 64);
-        assertThat(CudaSplitKDecode.automaticChunk(131072, 1, 64, 1)).as("4 chunks of the one head").isEqualTo(512 * 64);
-        // 200 keys are 4 tiles: two chunks of two tiles whatever the SM count.
+        assertThat(CudaSplitKDecode.chunksWanted(131072, 8, 64, 132)).as("ceil(528 / 8) = 66 chunks a head").isEqualTo(66);
+        assertThat(CudaSplitKDecode.chunksWanted(131072, 8, 64, 108)).as("ceil(432 / 8)").isEqualTo(54);
+        assertThat(CudaSplitKDecode.chunksWanted(131072, 8, 64, 4)).as("2 chunks a head").isEqualTo(2);
+        assertThat(CudaSplitKDecode.chunksWanted(131072, 1, 64, 1)).as("4 chunks of the one head").isEqualTo(4);
+        // 200 keys are about 3 tiles: two chunks of about two tiles whatever the SM count.
         for (int sms : SM_COUNTS) {
-            assertThat(CudaSplitKDecode.automaticChunk(200, 2, 64, sms)).isEqualTo(128);
+            assertThat(CudaSplitKDecode.chunksWanted(200, 2, 64, sms)).isEqualTo(2);
         }
-        assertThat(CudaSplitKDecode.automaticChunk(1, 8, 64, 132)).isEqualTo(128);
+        assertThat(CudaSplitKDecode.chunksWanted(1, 8, 64, 132)).isEqualTo(1);
+        // An fp16 cache's 131072 rows in 66 chunks at most: 64 of 32 tiles (2048 keys), as even as whole tiles allow;
+        // in 54: 53 of 38 tiles and the rest.
+        ChunkSplit rows = ChunkSplit.balanced(0, 0, 0, 131072, 64, 66);
+        assertThat(List.of(rows.chunks(), rows.longest(), rows.from(1))).containsExactly(64, 2048, 2048);
+        ChunkSplit rows54 = ChunkSplit.balanced(0, 0, 0, 131072, 64, 54);
+        assertThat(List.of(rows54.chunks(), rows54.longest(), rows54.from(53))).containsExactly(54, 38 * 64, 53 * 38 * 64);
+        ChunkSplit short200 = ChunkSplit.balanced(0, 0, 0, 200, 64, 2);
+        assertThat(short200.starts()).containsExactly(0, 128, 200);
     }
 
     @Test
@@ -92,7 +99,7 @@ class SplitRuleTest {
                     FlashRule.Verdict v64 = PnMixKernelChecks.decodeFp64(device, cache, c);
                     FlashRule.Verdict v32 = PnMixKernelChecks.decodeFp32(device, cache, c);
                     System.out.printf("case %s/%s sms=%d splits=%d chunk=%d holds=%b fp64_error=%.3g fp32_error=%.3g%n",
-                            c.name().replace(' ', '_'), launch.cacheKernel(), sms, launch.splits(), launch.chunkKeys(),
+                            c.name().replace(' ', '_'), launch.cacheKernel(), sms, launch.splits(), launch.longestChunkKeys(),
                             v64.holds() && v32.holds(), v64.maxError(), v32.maxError());
                 }
             }
