@@ -4,13 +4,35 @@
 #pragma once
 #include "warp_ops.cuh"
 
+// U chunks j .. j + U - 1 of a group (their rows from row on, j + u < 32: U divides 32) into the lane's acc, each
+// weighed by its lane's wk. TAIL: the group's last U, which may run past its n chunks: those load nothing and weigh 0
+// (their lanes' wk is 0), and adding +0 leaves every sum's bits as they were.
+template <typename T, int CPL, int U, bool TAIL>
+__device__ __forceinline__ void merge_group(const T* row, T wk, int j, int n, const bool (&own)[CPL], T (&acc)[CPL]) {
+    constexpr int S = 32 * CPL;   // merge_row(d)
+    T v[U][CPL];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+#pragma unroll
+        for (int i = 0; i < CPL; i++) v[u][i] = own[i] && (!TAIL || j + u < n) ? row[u * S + 32 * i] : (T) 0;
+    }
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+        T w = __shfl_sync(FULL, wk, j + u);
+#pragma unroll
+        for (int i = 0; i < CPL; i++) acc[i] += w * v[u][i];
+    }
+}
+
 // One warp merges query head h's chunks (the header's merge_chunks). Lanes take chunks k, k + 32, ...: the max and
 // the denominator by xor shuffles; then, 32 chunks at a time, each chunk's weight is broadcast to the lanes, which
 // own channels lane, lane + 32, ... of the output: CPL of them, the fewest that cover d (CPL = merge_row(d) / 32).
 // Each output channel sums its chunks in chunk order. A chunk's acc row is merge_row(d) wide, so chunk u of an
 // unrolled group lies a constant u·32·CPL elements on (one load with an immediate offset); U chunks' loads are issued
 // before any is used (64 registers of them a lane, at most 32 chunks): one L2 latency for U chunks, not one a chunk.
-// Chunks past the last whole group of U (never in the bench's configuration: chunks a multiple of 32) go one at a time.
+// A group's last U may run past its chunks (a count not a multiple of U: the host's balanced splits): one more
+// iteration, its loads past them predicated off (merge_group's TAIL), so it too costs one latency, not one a chunk;
+// where U = 32 every group is that one iteration.
 __device__ __forceinline__ int merge_row(int d) { return d <= 32 ? 32 : d <= 64 ? 64 : d <= 128 ? 128 : 256; }
 
 template <typename T, int CPL>
@@ -45,25 +67,11 @@ __device__ __forceinline__ void merge_chunks(const T* partM, const T* partL, con
         T mk = k < chunks ? m[k] : (T) -INFINITY;
         T wk = mk != -INFINITY ? exp2_t<T>(mk - M) : (T) 0;
         int n = chunks - k0 < 32 ? chunks - k0 : 32, j = 0;
-        for (; j + U <= n; j += U, row += U * S) {
-            T v[U][CPL];
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-#pragma unroll
-                for (int i = 0; i < CPL; i++) v[u][i] = own[i] ? row[u * S + 32 * i] : (T) 0;
-            }
-#pragma unroll
-            for (int u = 0; u < U; u++) {
-                T w = __shfl_sync(FULL, wk, j + u);
-#pragma unroll
-                for (int i = 0; i < CPL; i++) acc[i] += w * v[u][i];
-            }
+        if constexpr (U < 32) {
+            for (; j + U <= n; j += U, row += U * S) merge_group<T, CPL, U, false>(row, wk, j, n, own, acc);
         }
-        for (; j < n; j++, row += S) {   // merge remainder
-            T w = __shfl_sync(FULL, wk, j);
-#pragma unroll
-            for (int i = 0; i < CPL; i++) acc[i] += w * (own[i] ? row[32 * i] : (T) 0);
-        }
+        // merge tail: once at most (where U = 32, the group)
+        for (; j < n; j += U, row += U * S) merge_group<T, CPL, U, true>(row, wk, j, n, own, acc);
     }
 #pragma unroll
     for (int i = 0; i < CPL; i++) {

@@ -61,8 +61,10 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
   merge_if_last (a function of its own, not inlined: the last chunk block of a KV head calls it to merge the
     head's chunks; one warp a query head; one copy per CPL, the output channels a lane: 1, 2, 4 or 8, the fewest with
     32 CPL >= d): "merge for j" (U chunks of one query head: each one's weight by one shuffle, CPL channels a lane;
-    ptxas unrolls it, so chunks per iteration = its SHFL count; no loop where U = 32), "merge max for k" and
-    "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks), "merge_if_last for h" (a head).
+    ptxas unrolls it, so chunks per iteration = its SHFL count; no loop where U = 32), "merge tail for j" (the last
+    group's U past its whole U, loads predicated; where U = 32 every group's one iteration, inside for k0), "merge max
+    for k" and "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks), "merge_if_last for h"
+    (a head).
 per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these, in full windows, and for
 fp32 ("walk") the counts per window, per block scored, per group staged and per rows iteration that
 DecodeIssueModelTest adds up over the windows a chunk really takes.
@@ -104,7 +106,7 @@ def lines_of(text, first, last):
     return set(range(i + 1, j + 2))
 
 
-def line_sets(decode, cache, merge):
+def line_sets(decode, cache):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
     Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice; the query slice read a channel
     at a time where d is not a multiple of 8, query_slice). RARE: the online
@@ -126,8 +128,7 @@ def line_sets(decode, cache, merge):
             indent = l[:len(l) - len(l.lstrip())]
             j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
-    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)"),
-             "chunk_merge.cuh": lines_of(merge, "for (; j < n; j++, row += S) {   // merge remainder", 4)},
+    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
             {"pnmix_decode.cu": rare})
 
 
@@ -177,8 +178,8 @@ SOURCE_LOOPS = {
     "warp_butterfly shuffles": "for (int o = from; o > 0; o >>= 1) x = op(x, __shfl_xor_sync(FULL, x, o));",
     "merge denominator for k": "for (int k = lane; k < chunks; k += 32) {\n        T mk = m[k];\n        denom",
     "merge for k0": "for (int k0 = 0; k0 < chunks; k0 += 32) {",
-    "merge for j": "for (; j + U <= n; j += U, row += U * S) {",
-    "merge remainder for j": "for (; j < n; j++, row += S) {   // merge remainder",
+    "merge for j": "for (; j + U <= n; j += U, row += U * S) merge_group",
+    "merge tail for j": "for (; j < n; j += U, row += U * S) merge_group<T, CPL, U, true>",
     "merge_if_last for h": "for (int h = threadIdx.x >> 5; h < gq; h += warps) {",
     "value_codes for k (cold)": "for (int k = 0; k < VEC; k++) {\n            if (VEC * a.r + k < d) {",
 }
@@ -713,6 +714,8 @@ def per_key(reports):
             prefix = "packed_decode_chunk_" + t + ":_Z13merge_if_lastI" + ("f" if t == "f32" else "d") + "Li" + str(cpl) + "EE"
             comb = reports[next(n for n in reports if n.startswith(prefix))]
             js = [lp for lp in comb["loops"] if lp["source_loop"] == "merge for j"]
+            # the last group's tail where U < 32 (where U = 32 it is the group: for k0 holds it)
+            tails = [lp for lp in comb["loops"] if lp["source_loop"] == "merge tail for j"] if js else []
             # ptxas unrolls a j iteration's chunks: one __shfl_sync (the chunk's weight; two SHFL for a double) a chunk;
             # where one iteration covers the 32 chunks, there is no j loop and for k0 holds it
             chunks_per_j = js[0]["own"]["shfl"] // (2 if t == "f64" else 1) if js else 32
@@ -724,12 +727,15 @@ def per_key(reports):
                                  + find_loop(comb, "merge denominator for k")["own"]["total"],
                 "chunks_per_j_iteration": chunks_per_j,
                 "per_j_iteration": js[0]["own"]["total"] if js else 0,
+                "per_tail_iteration": tails[0]["own"]["total"] if tails else 0,
             }
         result[f"merge_{t}"] = {
             "note": "per query head (one warp of the merging block; a warp takes heads w, w + 4, ...), by CPL (output "
                     "channels a lane: the fewest of 1, 2, 4, 8 with 32 CPL >= d): outside_loops once per block, "
                     "per_head once a head, for k0 and the max and denominator loops once per 32 chunks, for j once per "
-                    "chunks_per_j_iteration chunks (32 / chunks_per_j_iteration times per 32 chunks)",
+                    "chunks_per_j_iteration chunks (32 / chunks_per_j_iteration times per 32 chunks), for the tail "
+                    "once where the last group's chunks are not a multiple of chunks_per_j_iteration (where that is "
+                    "32, for k0 holds the group's one iteration)",
             "by_channels_a_lane": by_cpl,
         }
         for name in ("packed", "fp16"):
@@ -770,8 +776,7 @@ def main():
     sources = local_sources()
     LOCAL_FILES.update(os.path.basename(f) for f in sources)
     folder = os.path.dirname(SOURCE)
-    cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read(),
-                                       open(os.path.join(folder, "chunk_merge.cuh")).read())
+    cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read())
     loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
     f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
     fp16_f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_fp16_cold(decode)})

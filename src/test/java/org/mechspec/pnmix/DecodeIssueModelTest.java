@@ -116,9 +116,11 @@ class DecodeIssueModelTest {
 
     /**
      * The merge's counts for one head dim (its copy for CPL = {@link CudaSplitKDecode#accRow} / 32 channels a lane):
-     * outside its loops once, per query head, per 32 chunks, and per j iteration of chunksPerIteration chunks.
+     * outside its loops once, per query head, per 32 chunks, per j iteration of chunksPerIteration chunks, and per
+     * tail iteration (the last group's chunks past its whole iterations, where chunksPerIteration is below 32).
      */
-    record MergeCounts(double outside, double perHead, double per32Chunks, int chunksPerIteration, double perIteration) {
+    record MergeCounts(double outside, double perHead, double per32Chunks, int chunksPerIteration, double perIteration,
+                       double perTailIteration) {
     }
 
     record Row(String gpu, String shape, int tokens, String cache, int grid, double megabytes, double issueUs, double memoryUs,
@@ -180,7 +182,8 @@ class DecodeIssueModelTest {
     static MergeCounts merge(JsonNode fixture, int headDim) {
         JsonNode c = fixture.path("per_key").path("merge_f32").path("by_channels_a_lane").path(String.valueOf(CudaSplitKDecode.accRow(headDim) / 32));
         return new MergeCounts(c.path("outside_loops").asDouble(), c.path("per_head").asDouble(),
-                c.path("per_32_chunks").asDouble(), c.path("chunks_per_j_iteration").asInt(), c.path("per_j_iteration").asDouble());
+                c.path("per_32_chunks").asDouble(), c.path("chunks_per_j_iteration").asInt(), c.path("per_j_iteration").asDouble(),
+                c.path("per_tail_iteration").asDouble());
     }
 
     /** Bytes one call moves: the packed cache (or fp16 K and V), then the fp32 partials written and read back. */
@@ -244,9 +247,15 @@ class DecodeIssueModelTest {
                         int grid = s.kvHeads() * chunks;
                         int blocksOnBusiestSm = (grid + g.sms() - 1) / g.sms();
                         int blocksOf32 = (chunks + 31) / 32;
-                        int iterations = blocksOf32 * (32 / c.chunksPerIteration());
+                        // groups of 32 chunks in j iterations of U; the last group's chunks past its whole iterations
+                        // in one tail iteration (where U = 32 the group is one iteration: per 32 chunks holds it)
+                        int u = c.chunksPerIteration();
+                        int whole = chunks / 32 * (32 / u) + chunks % 32 / u;
+                        int tails = u < 32 && chunks % 32 % u != 0 ? 1 : 0;
+                        int iterations = u < 32 ? whole + tails : blocksOf32;
                         int headsPerWarp = (gq + MERGE_WARPS - 1) / MERGE_WARPS;
-                        double perHead = c.perHead() + c.per32Chunks() * blocksOf32 + c.perIteration() * iterations;
+                        double perHead = c.perHead() + c.per32Chunks() * blocksOf32 + c.perIteration() * whole
+                                + c.perTailIteration() * tails;
                         double mergeInstructions = c.outside() + headsPerWarp * perHead;
                         double mergeLatencies = 1 + headsPerWarp * (iterations + 2);
                         double mergeSeconds = (mergeInstructions + mergeLatencies * ASSUMED_L2_LATENCY_CYCLES) / clock;
