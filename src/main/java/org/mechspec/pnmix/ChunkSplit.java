@@ -38,10 +38,6 @@ record ChunkSplit(int[] starts) {
         return starts.length - 1;
     }
 
-    int length() {
-        return starts[starts.length - 1];
-    }
-
     int from(int chunk) {
         return starts[chunk];
     }
@@ -104,11 +100,12 @@ record ChunkSplit(int[] starts) {
         long cap = leastCap(pieces, wanted);
         if (groups > 0 && groupTokens > tile) {
             List<long[]> whole = pieces(sink, groupTokens, groups, residual, tile, groupTokens);
-            if (leastCap(whole, wanted) <= cap) {
-                pieces = whole;
+            long wholeCap = leastCap(whole, wanted);
+            if (wholeCap <= cap) {
+                return fill(whole, wholeCap);
             }
         }
-        return fill(pieces, leastCap(pieces, wanted));
+        return fill(pieces, cap);
     }
 
     /** Pieces in order, each {end, weight}: the rows' of {@code tile} keys, the groups' of {@code groupPiece}. */

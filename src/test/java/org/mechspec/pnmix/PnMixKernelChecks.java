@@ -351,11 +351,12 @@ public final class PnMixKernelChecks {
                 false, false, owner, new PnMixConfig.CachePolicy(4, 96, 96, 0.5, 3, 1, 4, 64, OneBitLevels.CONDITIONAL_MEANS)));
         cases.add(decodeCase("d32 group5, windows of two blocks, 64-token groups of 1-bit values", rng, 1, 5, 32, 2 * 333 + 9, 333,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, 1, 32, OneBitLevels.CONDITIONAL_MEANS)));
-        // 69 chunks: the CUDA merge's unrolled groups of chunks (32 a group where a lane owns one or two output
-        // channels, 16, 8 or 4 where it owns more), then the 5 past the last whole 32 (a group of 4 where they fill
-        // one, the rest one at a time); lanes owning 1, 2, 4 and 8 channels (d = 160: the last three of 8 past d).
+        // 85 chunks: the CUDA merge's unrolled groups of chunks (U = 32 a group where a lane owns one or two output
+        // channels in fp32, 16, 8 or 4 where it owns more), then the 21 past the last whole 32: whole groups of U
+        // where U < 21, then a tail of U whose loads past the chunks are predicated off; lanes owning 1, 2, 4 and 8
+        // channels (d = 160: the last three of 8 past d).
         for (int d : new int[] {32, 64, 128, 160}) {
-            cases.add(decodeCase("d" + d + " group3, 69 chunks", rng, 1, 3, d, 68 * DECODE_CHUNK + 46, DECODE_CHUNK, false, false, owner));
+            cases.add(decodeCase("d" + d + " group3, 85 chunks", rng, 1, 3, d, 84 * DECODE_CHUNK + 46, DECODE_CHUNK, false, false, owner));
         }
         // d = 16, the smallest head dim whose fp16 rows the fp32 kernel takes on tensor cores (one step, one m-tile, a
         // lane's slice one word), in chunks of 520 keys: warps' stretches of 160, windows of two blocks and of one, a
