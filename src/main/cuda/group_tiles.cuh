@@ -39,13 +39,17 @@ struct KeyTiles {
     uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments, channel masks, offsets and widths, a step's
     float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
-    float* zsum;      // [HB]: Σ_c q_c·zero_c
+    float* zsum;      // [HB]: Σ_c q_c·zero_c, then (int) the group's key path: 1 for key_pair_scores (stage_weights)
     unsigned int* stage;   // VALUE_STAGE_BYTES: the window's value words (stage_value_words; where d <= 128)
 };
 
-// A warp's score, unscale and zsum, of a size that does not depend on d (so their addresses are a constant times
-// the warp: cheap where ptxas works them out again in the window loop); a multiple of 16.
-__host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4; }
+// A warp's score, unscale, zsum and key path, of a size that does not depend on d (so their addresses are a constant
+// times the warp: cheap where ptxas works them out again in the window loop); a multiple of 16.
+__host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4 + 16; }
+
+// The widest key code key_pair_scores takes: a lane's four tokens' run of a channel, 4b bits, fits a 16-bit half.
+#define PAIR_MAX_BITS 4
+
 // A warp's staged steps.
 __device__ __forceinline__ int key_frag_bytes(int d, int hb) { return key_steps(d) * KEY_STEP_WORDS(hb) * 8; }
 
@@ -98,12 +102,14 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
     // The weights, hi and lo, into lane (h, t)'s and lane (HB + h, t)'s fragments: channel c of step s = c / 16 is
     // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0. The
     // channel's mask likewise into mask word t of the step.
+    bool pairs = true;   // every channel pair (c, c ^ 1) of one width, at most PAIR_MAX_BITS (key_pair_scores)
 #pragma unroll 1
     for (int c = lane; c < padded; c += 32) {
         unsigned int m = c < d ? (ROWS ? ROW_META : meta[c]) : 0u;
         float4 q4 = c < d ? *reinterpret_cast<const float4*>(sQ + c * HB) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         float q[HB] = {q4.x, q4.y, q4.z, q4.w};
         int b = c < d && !ROWS ? bits[c] : 0;
+        if (!ROWS && c < d) pairs = pairs && b <= PAIR_MAX_BITS && (c ^ 1) < d && bits[c ^ 1] == b;
         unsigned short* f = frag + ((c >> 4) * KEY_STEP_WORDS(HB) + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
         f[2 * HB * 16] = (unsigned short) ((1u << b) - 1u);
         if constexpr (!ROWS) {   // the channel's offset and width: word (c & 1) + 2 ((c >> 3) & 1) of lane t's uint4s
@@ -121,6 +127,10 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
             f[(HB + h) * 16] = __half_as_ushort(lo);
         }
     }
+    if constexpr (!ROWS) {
+        bool all = __all_sync(FULL, pairs);
+        if (lane == 0) *reinterpret_cast<int*>(zsum + HB) = all;
+    }
     __syncwarp();
 }
 
@@ -136,6 +146,65 @@ __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fr
     stage_weights<HB, true>(nullptr, nullptr, nullptr, d, sQ, fragOut, unscale, zsum, lane);
 }
 
+// A block's scores from the mma accumulators (acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), column
+// 2t + (j & 1)) into kt.score: column j's scores in row j.
+__device__ __forceinline__ void put_block_scores(const float (&acc)[2][4], const KeyTiles& kt, int lane) {
+    int g = lane >> 2, t = lane & 3;
+    __syncwarp();   // every lane has read the previous window's scores
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+        *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
+            make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
+    }
+    __syncwarp();
+}
+
+// key_tile_scores where the group's channel pairs (16s + 2t, +1 and +8, +9) each share one width of at most
+// PAIR_MAX_BITS (stage_weights' flag; the bench's adjacent RoPE pairs at 3 and 1 bits): a pair's four tokens' runs
+// fit side by side in one word's halves (one PRMT a pair a step), and one shift by the pair's width moves both
+// channels on to the next token (the bits shifted from the high half into the low one lie above its mask). 8 shifts
+// and 2 PRMT a step where key_tile_scores takes 16 and 8.
+template <int HB>
+__device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
+    int g = lane >> 2, t = lane & 3;
+    int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
+    const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
+    const uint2* frag = kt.frag + g * 4 + t;
+    const uint2* masks = kt.frag + 2 * HB * 4 + t;
+    const uint4* channels = reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t;
+    float acc[2][4] = {};
+#pragma unroll 1
+    for (int step = 0; step < key_steps(d); step++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels += KEY_STEP_WORDS(HB) / 2) {
+        uint4 o4 = channels[0], b4 = channels[4];
+        int b[4] = {(int) b4.x, (int) b4.y, (int) b4.z, (int) b4.w};
+        unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};
+        unsigned int x[4];
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
+            x[j] = __funnelshift_r(words[i], words[i + 1], bit);
+        }
+        unsigned int p01 = __byte_perm(x[0], x[1], 0x5410), p23 = __byte_perm(x[2], x[3], 0x5410);
+        int b01 = b[0], b23 = b[2];   // = b[1], b[3]
+        uint2 m = *masks, w = *frag;
+        unsigned int bw[2] = {w.x, w.y};
+#pragma unroll
+        for (int i = 0; i < 2; i++) {
+            unsigned int a[4];   // row g: code 2i of the runs; row g + 8: code 2i + 1
+            a[0] = paired_codes_to_half2(p01, m.x);
+            a[2] = paired_codes_to_half2(p23, m.y);
+            p01 >>= b01;
+            p23 >>= b23;
+            a[1] = paired_codes_to_half2(p01, m.x);
+            a[3] = paired_codes_to_half2(p23, m.y);
+            p01 >>= b01;
+            p23 >>= b23;
+            mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
+        }
+    }
+    put_block_scores(acc, kt, lane);
+}
+
 // Scores of the 32 tokens of the group's block that starts at token blk0 (the group's channels' widths and offsets
 // staged with its weights) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
@@ -147,6 +216,10 @@ __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fr
 // the window.
 template <int HB>
 __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
+    if (*reinterpret_cast<const int*>(kt.zsum + HB)) {   // the group's pairs fit key_pair_scores (stage_weights)
+        key_pair_scores<HB>(K, blk0, d, kt, lane);
+        return;
+    }
     int g = lane >> 2, t = lane & 3;
     int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
@@ -185,14 +258,7 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d,
             mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
         }
     }
-    // acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), column 2t + (j & 1)
-    __syncwarp();   // every lane has read the previous window's scores
-#pragma unroll
-    for (int j = 0; j < 2; j++) {
-        *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
-            make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
-    }
-    __syncwarp();
+    put_block_scores(acc, kt, lane);
 }
 
 // Block token `lane`'s score for held head h as key_tile_scores (or row_tile_scores) leaves it in kt.score: hi's

@@ -32,8 +32,10 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     (group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
     whole head, 2-bit values):
     "group_pair_window for blocks" (a block an iteration: its scores read back, key_tile_scores' set-up);
-    "key_tile_scores for s" inside it (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d) =
-      d/16 iterations a block; its copy in group_window is cold);
+    "key_pair_scores for step" inside it (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d)
+      = d/16 iterations a block; the bench's groups, whose channel pairs share a width of at most 4 bits; its copy in
+      group_window is cold, and so is "key_tile_scores for s", the loop of the groups whose pairs do not:
+      f32_packed_cold_tiles);
     "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, both blocks' 4 k-steps, d/16 of
       them; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant
       shifts, 2 and 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
@@ -143,6 +145,13 @@ def f32_packed_cold(decode):
                        "// A window of one or two blocks (lane τ holds block token τ's scores"))
 
 
+def f32_packed_cold_tiles(tiles):
+    """COLD in the fp32 packed kernel's group_tiles.cuh: key_tile_scores' own key loop, which a group takes where its
+    channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit adjacent pairs take
+    key_pair_scores)."""
+    return lines_of(tiles, "for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB)", "put_block_scores(acc, kt, lane);")
+
+
 def f32_fp16_cold(decode):
     """COLD in the fp32 fp16-cache kernel only: rows_window, which it takes where d is not a multiple of 16 (the bench's
     d is 128 and 32: rows_pair_window's tensor-core windows)."""
@@ -162,6 +171,7 @@ SOURCE_LOOPS = {
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels",
+    "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, frag += KEY_STEP_WORDS(HB)",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
@@ -584,9 +594,10 @@ def per_key(reports):
         # group and pass (stage_key_weights, a function of its own); fp64: a lane a key, four channels an iteration
         tensor = t == "f32"
         if tensor:
-            hot = [lp for lp in packed["loops"] if lp["source_loop"] == "key_tile_scores for s" and lp["own"]["total"] > 0]
-            if len(hot) != 1:
-                raise SystemExit("key_tile_scores for s: expected one hot copy (group_pair_window's); update sass-counts.py")
+            hot = [lp for lp in packed["loops"] if lp["source_loop"] == "key_pair_scores for step" and lp["own"]["total"] > 0]
+            if len(hot) != 1 or any(lp["own"]["total"] > 0 for lp in packed["loops"] if lp["source_loop"] == "key_tile_scores for s"):
+                raise SystemExit("key_pair_scores for step: expected one hot copy (group_pair_window's), key_tile_scores "
+                                 "for s cold; update sass-counts.py")
             channels = hot[0]["own"]
             blocks_loop = find_loop(packed, "group_pair_window for blocks")["own"]
         else:
@@ -648,7 +659,7 @@ def per_key(reports):
             else:
                 staging_part = add()
             result[f"packed_{t}_{shape}"] = {
-                "per_iteration": {("key_tile_scores for s" if tensor else "key_scores for c"):
+                "per_iteration": {("key_pair_scores for step" if tensor else "key_scores for c"):
                                       f"32 keys per {key_iterations} iterations",
                                   ("value_tiles for m" if tensor else "group_window for i0"):
                                       (f"{n} keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
@@ -740,7 +751,7 @@ def per_key(reports):
         }
         for name in ("packed", "fp16"):
             k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"key_scores for c", "key_tile_scores for s", "group_window for i0", "value_tiles for m",
+            per_key_loops = {"key_scores for c", "key_tile_scores for s", "key_pair_scores for step", "group_window for i0", "value_tiles for m",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg", "group_pair_window for blocks",
                              "rows_stretch for j", "rows_pair_window for blocks", "row_tile_scores for i", "row_tile_scores for s",
                              "row_value_tiles for m"}
@@ -778,7 +789,8 @@ def main():
     folder = os.path.dirname(SOURCE)
     cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read())
     loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
-    f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode)})
+    f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode),
+                                   "group_tiles.cuh": f32_packed_cold_tiles(open(os.path.join(folder, "group_tiles.cuh")).read())})
     fp16_f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_fp16_cold(decode)})
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32")
                                    else fp16_f32_cold if name.startswith("fp16_decode_chunk_f32") else cold_lines,

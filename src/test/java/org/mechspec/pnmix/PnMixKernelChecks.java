@@ -335,6 +335,17 @@ public final class PnMixKernelChecks {
         cases.add(decodeCase("d24 group2, 20-token groups of 7- and 2-bit keys", rng, 2, 2, 24, 2 * DECODE_CHUNK + 13, DECODE_CHUNK,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 20, 20, 0.5, 7, 2, 1, 8, OneBitLevels.CONDITIONAL_MEANS),
                 PairLayout.HALF_SPLIT));
+        // The fp32 kernel's two key loops, with values on tensor cores (a value group a head, 2 bits): key_pair_scores
+        // where every adjacent channel pair of a group shares a width of at most 4 bits (4 and 1 here: four tokens'
+        // runs fill a 16-bit half), key_tile_scores where a pair's width is 5 or its two channels differ (half-split
+        // pairs at 3 and 1 bits).
+        for (int[] bits : new int[][] {{4, 1}, {5, 2}}) {
+            cases.add(decodeCase("d64 group3, " + bits[0] + "- and " + bits[1] + "-bit adjacent pairs", rng, 2, 3, 64, 2 * 520 + 77,
+                    520, false, false, owner, new PnMixConfig.CachePolicy(4, 64, 64, 0.5, bits[0], bits[1], 2, 64,
+                            OneBitLevels.CONDITIONAL_MEANS)));
+        }
+        cases.add(decodeCase("d64 group3, 3- and 1-bit half-split pairs", rng, 2, 3, 64, 2 * 520 + 77, 520, false, false, owner,
+                new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, 2, 64, OneBitLevels.CONDITIONAL_MEANS), PairLayout.HALF_SPLIT));
         // Value groups of a whole head (the fp32 kernel's values on tensor cores) at 1 and 4 bits (2: the bench
         // configuration and the d32 cases), with a group's last block short (40 tokens).
         cases.add(decodeCase("d64 group3, 4-bit values a head a group", rng, 2, 3, 64, 3 * DECODE_CHUNK + 40, DECODE_CHUNK,
