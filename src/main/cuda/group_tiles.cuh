@@ -146,6 +146,41 @@ __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fr
     stage_weights<HB, true>(nullptr, nullptr, nullptr, d, sQ, fragOut, unscale, zsum, lane);
 }
 
+// Lane (g, t)'s words for a block's key scores (key_tile_scores, key_pair_scores): its first token, 4g on from blk0
+// (tokens past the group, a last block shorter than 32, read the block's first token's run instead: in the group,
+// and never keys of the window), and step 0's B fragment, channel masks and channels (KEY_STEP_WORDS on a step).
+struct KeyLane {
+    int tok;
+    const uint2* frag;
+    const uint2* masks;
+    const uint4* channels;
+};
+
+template <int HB>
+__device__ __forceinline__ KeyLane key_lane(const Cache& K, int blk0, const KeyTiles& kt, int lane) {
+    int g = lane >> 2, t = lane & 3;
+    return {blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0, kt.frag + g * 4 + t, kt.frag + 2 * HB * 4 + t,
+            reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t};
+}
+
+// A step's channels 16s + 2t, +1, +8, +9 of the lane (their stream offsets in words and widths, staged): the widths
+// in b and the codes of tok .. tok + 3 from bit 0 in x, one funnel shift of two words a channel. Past d their width
+// and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so no test a channel.
+__device__ __forceinline__ void step_runs(const unsigned int* words, const uint4* channels, int tok, int (&b)[4],
+                                          unsigned int (&x)[4]) {
+    uint4 o4 = channels[0], b4 = channels[4];
+    unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};
+    b[0] = (int) b4.x;
+    b[1] = (int) b4.y;
+    b[2] = (int) b4.z;
+    b[3] = (int) b4.w;
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
+        x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
+    }
+}
+
 // A block's scores from the mma accumulators (acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), column
 // 2t + (j & 1)) into kt.score: column j's scores in row j.
 __device__ __forceinline__ void put_block_scores(const float (&acc)[2][4], const KeyTiles& kt, int lane) {
@@ -166,27 +201,17 @@ __device__ __forceinline__ void put_block_scores(const float (&acc)[2][4], const
 // and 2 PRMT a step where key_tile_scores takes 16 and 8.
 template <int HB>
 __device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
-    int g = lane >> 2, t = lane & 3;
-    int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    const uint2* frag = kt.frag + g * 4 + t;
-    const uint2* masks = kt.frag + 2 * HB * 4 + t;
-    const uint4* channels = reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t;
+    KeyLane k = key_lane<HB>(K, blk0, kt, lane);
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int step = 0; step < key_steps(d); step++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels += KEY_STEP_WORDS(HB) / 2) {
-        uint4 o4 = channels[0], b4 = channels[4];
-        int b[4] = {(int) b4.x, (int) b4.y, (int) b4.z, (int) b4.w};
-        unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};
+    for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
+        int b[4];
         unsigned int x[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
-            x[j] = __funnelshift_r(words[i], words[i + 1], bit);
-        }
+        step_runs(words, k.channels, k.tok, b, x);
         unsigned int p01 = __byte_perm(x[0], x[1], 0x5410), p23 = __byte_perm(x[2], x[3], 0x5410);
         int b01 = b[0], b23 = b[2];   // = b[1], b[3]
-        uint2 m = *masks, w = *frag;
+        uint2 m = *k.masks, w = *k.frag;
         unsigned int bw[2] = {w.x, w.y};
 #pragma unroll
         for (int i = 0; i < 2; i++) {
@@ -210,38 +235,23 @@ __device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d,
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
 // funnel shift of two words a channel), B the staged weights (hi's heads on N, then lo's). Into kt.score: column
-// j's scores in row j (the caller adds row h and row HB + h). Lane (g, t)
-// reads channels 16s + 2t, +1, +8, +9 of step s (d even), past d too (weights 0). Tokens past the
-// group (a last block shorter than 32) read the block's first token's run instead: in the group, and never keys of
-// the window.
+// j's scores in row j (the caller adds row h and row HB + h). Lane (g, t) reads channels 16s + 2t, +1, +8, +9 of
+// step s (d even), past d too (weights 0), and tokens as key_lane says.
 template <int HB>
 __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
     if (*reinterpret_cast<const int*>(kt.zsum + HB)) {   // the group's pairs fit key_pair_scores (stage_weights)
         key_pair_scores<HB>(K, blk0, d, kt, lane);
         return;
     }
-    int g = lane >> 2, t = lane & 3;
-    int tok = blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0;
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    const uint2* frag = kt.frag + g * 4 + t;   // step s's: KEY_STEP_WORDS on (carried, not worked out again)
-    const uint2* masks = kt.frag + 2 * HB * 4 + t;
-    const uint4* channels = reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t;
+    KeyLane k = key_lane<HB>(K, blk0, kt, lane);
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels += KEY_STEP_WORDS(HB) / 2) {
-        // channels 16s + 2t, +1, +8, +9: their widths and stream offsets (staged), and the codes of tok .. tok + 3
-        // from bit 0. Past d their width and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so
-        // no test a channel.
-        uint4 o4 = channels[0], b4 = channels[4];
-        int b[4] = {(int) b4.x, (int) b4.y, (int) b4.z, (int) b4.w};
-        unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};   // in words
+    for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
+        int b[4];
         unsigned int x[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) {
-            int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
-            x[j] = __funnelshift_r(words[i], words[i + 1], bit);   // shifts by bit mod 32
-        }
-        uint2 m = *masks, w = *frag;
+        step_runs(words, k.channels, k.tok, b, x);
+        uint2 m = *k.masks, w = *k.frag;
         unsigned int m01 = m.x, m23 = m.y;
         unsigned int bw[2] = {w.x, w.y};
 #pragma unroll

@@ -149,7 +149,7 @@ def f32_packed_cold_tiles(tiles):
     """COLD in the fp32 packed kernel's group_tiles.cuh: key_tile_scores' own key loop, which a group takes where its
     channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit adjacent pairs take
     key_pair_scores)."""
-    return lines_of(tiles, "for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB)", "put_block_scores(acc, kt, lane);")
+    return lines_of(tiles, "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)", "put_block_scores(acc, kt, lane);")
 
 
 def f32_fp16_cold(decode):
@@ -170,8 +170,8 @@ SOURCE_LOOPS = {
     "row_value_tiles for m": "for (int m = 0; m < (d >> 4); m++, slice += 4) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
-    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, frag += KEY_STEP_WORDS(HB), masks += KEY_STEP_WORDS(HB), channels",
-    "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, frag += KEY_STEP_WORDS(HB)",
+    "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)",
+    "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB)",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
