@@ -21,7 +21,7 @@
 //     a warp-wide dot of d = 32 or 64 would leave lanes idle or split loads; with R lanes the score of a key is a
 //     log2(R)-step __shfl_xor_sync sum inside the team (team_sum: five unrolled steps, those at or past R adding
 //     nothing, so no branch), and every lane of every team is busy.
-//   - A quantized group's window, fp32 kernel: on tensor cores (group_tiles.cuh; mma.sync m16n8k16, fp16 operands,
+//   - A quantized group's window, fp32 kernel: on tensor cores (key_tiles.cuh, group_tiles.cuh; mma.sync m16n8k16, fp16 operands,
 //     fp32 accumulation), a 32-token block of the group at a time. Keys (key_tile_scores): q·k = Σ q·zero + Σ code·(q·scale)
 //     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, turned
 //     into fp16 by bit tricks, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
@@ -91,6 +91,7 @@
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 #include "warp_ops.cuh"
+#include "key_tiles.cuh"
 #include "group_tiles.cuh"
 #include "row_tiles.cuh"
 
@@ -104,7 +105,7 @@
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
 #define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
-static_assert(WINDOW == TILE_TOKENS, "a quantized group's window is one or two tensor-core blocks (group_tiles.cuh)");
+static_assert(WINDOW == TILE_TOKENS, "a quantized group's window is one or two tensor-core blocks (key_tiles.cuh)");
 #define VEC 8            // channels a lane owns: one 16-byte load of fp16
 #define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
 #define HEADS_F64 1

@@ -1,7 +1,7 @@
 // The fp32 fp16-cache decode kernel's rows on tensor cores (pnmix_decode.cu: rows_pair_window): a block of up to 32
 // rows' scores (row_tile_scores) and a window's Σ p·v over its one or two blocks (row_value_tiles), by mma.sync
-// m16n8k16 as a quantized group's (group_tiles.cuh: the query staged as the weights by stage_row_weights, p's B
-// fragments by block_weights). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated
+// m16n8k16 as a quantized group's (key_tiles.cuh: the query staged as the weights by stage_row_weights;
+// group_tiles.cuh: p's B fragments by block_weights). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated
 // (sass-counts.py).
 #pragma once
 #include "group_tiles.cuh"

@@ -29,7 +29,7 @@ Which loop is which: a SASS loop is named by the source line its back edge's bra
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
   packed_decode_chunk_f32, in a quantized group's window of one or two 32-token blocks, on tensor cores
-    (group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
+    (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
     whole head, 2-bit values):
     "group_pair_window for blocks" (a block an iteration: its scores read back, key_tile_scores' set-up);
     "key_pair_scores for step" inside it (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d)
@@ -146,7 +146,7 @@ def f32_packed_cold(decode):
 
 
 def f32_packed_cold_tiles(tiles):
-    """COLD in the fp32 packed kernel's group_tiles.cuh: key_tile_scores' own key loop, which a group takes where its
+    """COLD in the fp32 packed kernel's key_tiles.cuh: key_tile_scores' own key loop, which a group takes where its
     channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit adjacent pairs take
     key_pair_scores)."""
     return lines_of(tiles, "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)", "put_block_scores(acc, kt, lane);")
@@ -790,7 +790,7 @@ def main():
     cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read())
     loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
     f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode),
-                                   "group_tiles.cuh": f32_packed_cold_tiles(open(os.path.join(folder, "group_tiles.cuh")).read())})
+                                   "key_tiles.cuh": f32_packed_cold_tiles(open(os.path.join(folder, "key_tiles.cuh")).read())})
     fp16_f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_fp16_cold(decode)})
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32")
                                    else fp16_f32_cold if name.startswith("fp16_decode_chunk_f32") else cold_lines,

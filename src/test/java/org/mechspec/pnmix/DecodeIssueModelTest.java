@@ -355,7 +355,7 @@ class DecodeIssueModelTest {
     void aStaleFixtureFails() throws Exception {
         Map<String, byte[]> sources = kernelSources();
         assertThat(sources.keySet()).as("the kernel and its includes").contains(KERNEL.toString(),
-                "src/main/cuda/group_tiles.cuh", "src/main/cuda/row_tiles.cuh", "src/main/cuda/chunk_merge.cuh", "src/main/cuda/warp_ops.cuh", "src/main/cuda/packed_cache.cuh");
+                "src/main/cuda/key_tiles.cuh", "src/main/cuda/group_tiles.cuh", "src/main/cuda/row_tiles.cuh", "src/main/cuda/chunk_merge.cuh", "src/main/cuda/warp_ops.cuh", "src/main/cuda/packed_cache.cuh");
         assertThat(staleness(fixture(), sources)).isNull();
         // A recorded hash that is not the file's
         ObjectNode edited = (ObjectNode) fixture().deepCopy();
