@@ -60,9 +60,10 @@ __device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int b
     __pipeline_memcpy_async(stage + 2 * 32 * 4 + lane,
                             reinterpret_cast<const unsigned int*>(K.valueMeta) + row0 + (long) (holds ? lane : 0) * K.vgroups, 4);
     // The word with the lane's run of each token. Bytes a token; the block's last token in the group. A token's word:
-    // first plus a 64-bit product of two unsigned 32-bit numbers, one IMAD.WIDE.U32 an address.
+    // first plus a 64-bit product of two unsigned 32-bit numbers, one IMAD.WIDE.U32 an address (first as an integer:
+    // as a pointer ptxas adds K.valueCodes to each address apart, two more instructions each).
     int runBit = g * (d >> 3) * b;
-    const unsigned char* first = K.valueCodes + row0 * K.vgBytes + (runBit >> 5) * 4;
+    unsigned long long first = reinterpret_cast<unsigned long long>(K.valueCodes + row0 * K.vgBytes + (runBit >> 5) * 4);
     unsigned int stride = K.vgroups * K.vgBytes;
     int last = K.G - 1 - blk0;
 #pragma unroll
@@ -70,8 +71,8 @@ __device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int b
         int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
         unsigned int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
         unsigned int* to = stage + ((q >> 1) * 32 + lane) * 4 + (q & 1) * 2;
-        __pipeline_memcpy_async(to, first + (unsigned long long) r0 * stride, 4);
-        __pipeline_memcpy_async(to + 1, first + (unsigned long long) r1 * stride, 4);
+        __pipeline_memcpy_async(to, reinterpret_cast<const void*>(first + (unsigned long long) r0 * stride), 4);
+        __pipeline_memcpy_async(to + 1, reinterpret_cast<const void*>(first + (unsigned long long) r1 * stride), 4);
     }
 }
 
@@ -99,8 +100,12 @@ __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* sta
 template <int HB, int B>
 __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], const float (&z)[2],
                                              int g, int t, float* sO) {
-    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest.
-    constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
+    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest. Row g + 8's
+    // channel (2m + 1) is taken where it lies, b bits up, under the mask shifted as far: its codes times 2^b, exact
+    // in fp16 (below 2^2b <= 2^10), so its row of the accumulator is 2^b times the sum, undone at the output (a power
+    // of two: exact), and no shift a register.
+    constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u, maskUp = mask << B;
+    constexpr float unscaleUp = 1.0f / (1u << B);
     constexpr int b = B, perHalf = 8 / B;
     int tiles = d >> 4;   // d / 16
 #pragma unroll
@@ -114,17 +119,17 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
             float acc[4] = {};
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
-                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1, times 2^b); tokens 2t, 2t + 1, then + 8
                 A[0] = paired_codes_to_half2(v[2 * ks], mask);
-                A[1] = paired_codes_to_half2(v[2 * ks] >> b, mask);
+                A[1] = paired_codes_to_half2(v[2 * ks], maskUp);
                 A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
-                A[3] = paired_codes_to_half2(v[2 * ks + 1] >> b, mask);
+                A[3] = paired_codes_to_half2(v[2 * ks + 1], maskUp);
                 mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
             }
 #pragma unroll
             for (int q = 0; q < 8; q++) v[q] >>= 2 * b;
-            // acc[j]: channel c (j < 2) or c + 1, column 2t + (j & 1): hi of head 2t + (j & 1) in lanes t < 2, whose
-            // lo lane t + 2 holds (xor 2)
+            // acc[j]: channel c (j < 2) or c + 1 (times 2^b), column 2t + (j & 1): hi of head 2t + (j & 1) in lanes
+            // t < 2, whose lo lane t + 2 holds (xor 2)
             float lo[4];
 #pragma unroll
             for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
@@ -133,7 +138,8 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
             for (int j = 0; j < 2; j++) {
                 if (2 * t + j < HB) {   // hi's columns
                     *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                        make_float2(acc[j] + lo[j] * (1.0f / 2048.0f) + z[j], acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f) + z[j]);
+                        make_float2(acc[j] + lo[j] * (1.0f / 2048.0f) + z[j],
+                                    (acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f)) * unscaleUp + z[j]);
                 }
             }
         }

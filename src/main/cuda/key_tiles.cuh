@@ -9,6 +9,7 @@
 #include "warp_ops.cuh"
 
 #define TILE_TOKENS 32   // a group's block: the tokens key_tile_scores scores at once (a window holds one or two)
+#define SCORE_TOKENS 64  // a row of kt.score: a window's two blocks (key_pair_scores scores both at once)
 
 // ---- Keys of a quantized group on tensor cores (the fp32 packed kernel) ----
 // q·k with k = zero + code·scale (the CPU twin's dequantization) is Σ_c q_c·zero_c + Σ_c (q_c·scale_c)·code_c: a
@@ -37,7 +38,7 @@ __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4
 // A warp's parts of shared memory for its quantized groups (decode_chunk places them; CudaSplitKDecode#sharedBytes).
 struct KeyTiles {
     uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments, channel masks, offsets and widths, a step's
-    float* score;     // [2·HB][TILE_TOKENS]: the block's scores (hi's columns, then lo's) before unscale and zsum, then the values' weights (value_tiles)
+    float* score;     // 2·HB × SCORE_TOKENS: the window's scores (score_index; hi's columns, then lo's; block B from token 32) before unscale and zsum, then the values' weights (value_tiles)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c, then (int) the group's key path: 1 for key_pair_scores (stage_weights)
     unsigned int* stage;   // VALUE_STAGE_BYTES: the window's value words (stage_value_words; where d <= 128)
@@ -45,7 +46,7 @@ struct KeyTiles {
 
 // A warp's score, unscale, zsum and key path, of a size that does not depend on d (so their addresses are a constant
 // times the warp: cheap where ptxas works them out again in the window loop); a multiple of 16.
-__host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * TILE_TOKENS * 4 + 2 * hb * 4 + 16; }
+__host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * SCORE_TOKENS * 4 + 2 * hb * 4 + 16; }
 
 // The widest key code key_pair_scores takes: a lane's four tokens' run of a channel, 4b bits, fits a 16-bit half.
 #define PAIR_MAX_BITS 4
@@ -146,9 +147,9 @@ __device__ __noinline__ void stage_row_weights(int d, const float* sQ, uint2* fr
     stage_weights<HB, true>(nullptr, nullptr, nullptr, d, sQ, fragOut, unscale, zsum, lane);
 }
 
-// Lane (g, t)'s words for a block's key scores (key_tile_scores, key_pair_scores): its first token, 4g on from blk0
-// (tokens past the group, a last block shorter than 32, read the block's first token's run instead: in the group,
-// and never keys of the window), and step 0's B fragment, channel masks and channels (KEY_STEP_WORDS on a step).
+// Lane (g, t)'s words for key scores (key_tile_scores: a run of RUN = 4 tokens, key_pair_scores: 8): its first
+// token, RUN·g on from blk0 (tokens past the group, a last block shorter than 32, read blk0's run instead: in the
+// group, and never keys of the window), and step 0's B fragment, channel masks and channels (KEY_STEP_WORDS on a step).
 struct KeyLane {
     int tok;
     const uint2* frag;
@@ -156,15 +157,15 @@ struct KeyLane {
     const uint4* channels;
 };
 
-template <int HB>
+template <int HB, int RUN>
 __device__ __forceinline__ KeyLane key_lane(const Cache& K, int blk0, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
-    return {blk0 + 4 * g < K.G ? blk0 + 4 * g : blk0, kt.frag + g * 4 + t, kt.frag + 2 * HB * 4 + t,
+    return {blk0 + RUN * g < K.G ? blk0 + RUN * g : blk0, kt.frag + g * 4 + t, kt.frag + 2 * HB * 4 + t,
             reinterpret_cast<const uint4*>(kt.frag) + KEY_STEP_CHANNELS(HB) + t};
 }
 
 // A step's channels 16s + 2t, +1, +8, +9 of the lane (their stream offsets in words and widths, staged): the widths
-// in b and the codes of tok .. tok + 3 from bit 0 in x, one funnel shift of two words a channel. Past d their width
+// in b and the codes of tok, tok + 1, ... from bit 0 in x (32 bits of the run), one funnel shift of two words a channel. Past d their width
 // and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so no test a channel.
 __device__ __forceinline__ void step_runs(const unsigned int* words, const uint4* channels, int tok, int (&b)[4],
                                           unsigned int (&x)[4]) {
@@ -181,70 +182,88 @@ __device__ __forceinline__ void step_runs(const unsigned int* words, const uint4
     }
 }
 
-// A block's scores from the mma accumulators (acc[i][j]: token 4g + 2i (j < 2) or 4g + 2i + 1 (j >= 2), column
-// 2t + (j & 1)) into kt.score: column j's scores in row j.
-__device__ __forceinline__ void put_block_scores(const float (&acc)[2][4], const KeyTiles& kt, int lane) {
+// Where kt.score keeps window token tok's sum of B's column col (hi's columns 0 .. HB - 1, then lo's): in the mma
+// accumulator's order, [col / 2][tok / 2][tok & 1][col & 1], so an m-tile's four sums in a lane (two tokens 2p, 2p + 1
+// and columns 2u, 2u + 1) are one float4 (put_scores), and a token's columns 2u, 2u + 1 one float2 (token_scores:
+// consecutive lanes, consecutive words).
+__device__ __forceinline__ int score_index(int tok, int col) {
+    return ((col >> 1) * (SCORE_TOKENS / 2) + (tok >> 1)) * 4 + (tok & 1) * 2 + (col & 1);
+}
+
+// Scores from the mma accumulators of MT m-tiles (acc[i][j]: token 2·MT·g + 2i (j < 2) or 2·MT·g + 2i + 1 (j >= 2)
+// of the scored tokens, column 2t + (j & 1)) into kt.score from token `at` (even).
+template <int MT>
+__device__ __forceinline__ void put_scores(const float (&acc)[MT][4], int at, const KeyTiles& kt, int lane) {
     int g = lane >> 2, t = lane & 3;
     __syncwarp();   // every lane has read the previous window's scores
 #pragma unroll
-    for (int j = 0; j < 2; j++) {
-        *reinterpret_cast<float4*>(kt.score + (2 * t + j) * TILE_TOKENS + 4 * g) =
-            make_float4(acc[0][j], acc[0][2 + j], acc[1][j], acc[1][2 + j]);
+    for (int i = 0; i < MT; i++) {
+        *reinterpret_cast<float4*>(kt.score + score_index(at + 2 * (MT * g + i), 2 * t)) =
+            make_float4(acc[i][0], acc[i][1], acc[i][2], acc[i][3]);
     }
     __syncwarp();
 }
 
-// key_tile_scores where the group's channel pairs (16s + 2t, +1 and +8, +9) each share one width of at most
-// PAIR_MAX_BITS (stage_weights' flag; the bench's adjacent RoPE pairs at 3 and 1 bits): a pair's four tokens' runs
-// fit side by side in one word's halves (one PRMT a pair a step), and one shift by the pair's width moves both
-// channels on to the next token (the bits shifted from the high half into the low one lie above its mask). 8 shifts
-// and 2 PRMT a step where key_tile_scores takes 16 and 8.
+// The scores of a window's two blocks, the 64 tokens from blk0 (where the window holds one block, the other's are
+// scored and not read), where the group's channel pairs (16s + 2t, +1 and +8, +9) each share one width of at most
+// PAIR_MAX_BITS (stage_weights' flag; the bench's adjacent RoPE pairs at 3 and 1 bits), into kt.score's tokens 0 ..
+// 63. Four m-tiles: m-tile i's row g is token 8g + 2i, row g + 8 token 8g + 2i + 1, so lane (g, t)'s eight tokens
+// are one run of 8b <= 32 bits in each of its channels' streams, one funnel shift of two words a channel as for one
+// block (what a step costs once, its loads and their addresses, is spread over 64 tokens, not 32). A pair's runs of
+// tokens 0 .. 3 and of 4 .. 7 (the run shifted by 4b) each fit side by side in one word's halves (a PRMT a pair and
+// half), and one shift by the pair's width moves both channels on to the next token (the bits shifted from the high
+// half into the low one lie above its mask).
 template <int HB>
 __device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    KeyLane k = key_lane<HB>(K, blk0, kt, lane);
-    float acc[2][4] = {};
+    KeyLane k = key_lane<HB, 8>(K, blk0, kt, lane);
+    float acc[4][4] = {};
 #pragma unroll 1
     for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
         int b[4];
         unsigned int x[4];
         step_runs(words, k.channels, k.tok, b, x);
-        unsigned int p01 = __byte_perm(x[0], x[1], 0x5410), p23 = __byte_perm(x[2], x[3], 0x5410);
         int b01 = b[0], b23 = b[2];   // = b[1], b[3]
         uint2 m = *k.masks, w = *k.frag;
         unsigned int bw[2] = {w.x, w.y};
 #pragma unroll
-        for (int i = 0; i < 2; i++) {
-            unsigned int a[4];   // row g: code 2i of the runs; row g + 8: code 2i + 1
-            a[0] = paired_codes_to_half2(p01, m.x);
-            a[2] = paired_codes_to_half2(p23, m.y);
-            p01 >>= b01;
-            p23 >>= b23;
-            a[1] = paired_codes_to_half2(p01, m.x);
-            a[3] = paired_codes_to_half2(p23, m.y);
-            p01 >>= b01;
-            p23 >>= b23;
-            mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
+        for (int half = 0; half < 2; half++) {   // tokens 0 .. 3 of the runs, then 4 .. 7
+            unsigned int p01 = __byte_perm(x[0], x[1], 0x5410), p23 = __byte_perm(x[2], x[3], 0x5410);
+#pragma unroll
+            for (int i = 2 * half; i < 2 * half + 2; i++) {
+                unsigned int a[4];   // row g: code 2i of the runs; row g + 8: code 2i + 1
+                a[0] = paired_codes_to_half2(p01, m.x);
+                a[2] = paired_codes_to_half2(p23, m.y);
+                p01 >>= b01;
+                p23 >>= b23;
+                a[1] = paired_codes_to_half2(p01, m.x);
+                a[3] = paired_codes_to_half2(p23, m.y);
+                p01 >>= b01;
+                p23 >>= b23;
+                mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
+            }
+            if (half == 0) {
+                x[0] >>= 4 * b01;
+                x[1] >>= 4 * b01;
+                x[2] >>= 4 * b23;
+                x[3] >>= 4 * b23;
+            }
         }
     }
-    put_block_scores(acc, kt, lane);
+    put_scores<4>(acc, 0, kt, lane);
 }
 
 // Scores of the 32 tokens of the group's block that starts at token blk0 (the group's channels' widths and offsets
-// staged with its weights) for the HB held heads, into kt.score [head][token], on tensor cores: D[token][head]
+// staged with its weights) for the HB held heads, into kt.score from window token `at`, on tensor cores: D[token][head]
 // = Σ_c code[token][c]·w[c][head]. A holds the codes (tokens on M: m-tile i's row g is token 4g + 2i, row g + 8 token
 // 4g + 2i + 1, so a lane's four tokens 4g .. 4g + 3 are one run of 4b bits in each of its channels' streams: one
-// funnel shift of two words a channel), B the staged weights (hi's heads on N, then lo's). Into kt.score: column
-// j's scores in row j (the caller adds row h and row HB + h). Lane (g, t) reads channels 16s + 2t, +1, +8, +9 of
+// funnel shift of two words a channel), B the staged weights (hi's heads on N, then lo's; token_scores adds column h
+// and column HB + h). Lane (g, t) reads channels 16s + 2t, +1, +8, +9 of
 // step s (d even), past d too (weights 0), and tokens as key_lane says.
 template <int HB>
-__device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d, const KeyTiles& kt, int lane) {
-    if (*reinterpret_cast<const int*>(kt.zsum + HB)) {   // the group's pairs fit key_pair_scores (stage_weights)
-        key_pair_scores<HB>(K, blk0, d, kt, lane);
-        return;
-    }
+__device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d, int at, const KeyTiles& kt, int lane) {
     const unsigned int* words = reinterpret_cast<const unsigned int*>(K.keyCodes);
-    KeyLane k = key_lane<HB>(K, blk0, kt, lane);
+    KeyLane k = key_lane<HB, 4>(K, blk0, kt, lane);
     float acc[2][4] = {};
 #pragma unroll 1
     for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
@@ -268,12 +287,21 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d,
             mma_m16n8k16_f32_f16(acc[i], a, bw, acc[i]);
         }
     }
-    put_block_scores(acc, kt, lane);
+    put_scores<2>(acc, at, kt, lane);
 }
 
-// Block token `lane`'s score for held head h as key_tile_scores (or row_tile_scores) leaves it in kt.score: hi's
-// column plus lo's, unscaled, plus the zero sum (0 for fp16 rows).
+// Window token tok's scores for the HB held heads as put_scores (or row_tile_scores) leaves them: hi's column plus
+// lo's, unscaled, plus the zero sum (0 for fp16 rows).
 template <int HB>
-__device__ __forceinline__ float tile_score(const KeyTiles& kt, int h, int lane) {
-    return (kt.score[h * TILE_TOKENS + lane] + kt.score[(HB + h) * TILE_TOKENS + lane]) * kt.unscale[h] + kt.zsum[h];
+__device__ __forceinline__ void token_scores(const KeyTiles& kt, int tok, float (&s)[HB]) {
+    static_assert(HB == 4, "B's 8 columns: 4 float2 a token");
+    float c[2 * HB];
+#pragma unroll
+    for (int u = 0; u < HB; u++) {
+        float2 f = *reinterpret_cast<const float2*>(kt.score + score_index(tok, 2 * u));
+        c[2 * u] = f.x;
+        c[2 * u + 1] = f.y;
+    }
+#pragma unroll
+    for (int h = 0; h < HB; h++) s[h] = (c[h] + c[HB + h]) * kt.unscale[h] + kt.zsum[h];
 }

@@ -523,11 +523,8 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
     if constexpr (sizeof(T) == 4) {
         if (a.keyTiles) {
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
-            key_tile_scores<HB>(K, t0 - e, d, kt, a.lane);
-#pragma unroll
-            for (int h = 0; h < HB; h++) {
-                sl[h] = tile_score<HB>(kt, h, a.lane);
-            }
+            key_tile_scores<HB>(K, t0 - e, d, 0, kt, a.lane);
+            token_scores<HB>(kt, a.lane, sl);
             scored = true;
         }
     }
@@ -649,11 +646,13 @@ __device__ __forceinline__ void take_window(Online<float, HB>& st, const float (
 
 // The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores
 // (a.valueTiles): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
-// B from its start), one softmax for both. Block token τ's score ends in lane τ (key_tile_scores, a block at a
-// time); the window's max over both blocks raises every team's state once (Online::raise_to); each key's weight
-// against team 0's max, which takes the window: value_tiles' Σ p·v through sO into its lanes' acc, Σ p into its l.
-// Why two blocks: what a window costs once (the max, the rescale, the sum, team 0's 32 adds, the m-tiles' output)
-// is spread over up to 64 keys; the m-tiles take both blocks' 4 k-steps into one accumulator.
+// B from its start), one softmax for both. The scores of both blocks at once where the group's channel pairs share
+// their widths (key_pair_scores: a step's loads serve 64 tokens), else a block at a time (key_tile_scores); block
+// token τ's score then ends in lane τ, A's and B's. The window's max over both blocks raises every team's state once
+// (Online::raise_to); each key's weight against team 0's max, which takes the window: value_tiles' Σ p·v through sO
+// into its lanes' acc, Σ p into its l. Why two blocks: what a window costs once (the max, the rescale, the sum, team
+// 0's 32 adds, the m-tiles' output) is spread over up to 64 keys; the m-tiles take both blocks' 4 k-steps into one
+// accumulator.
 template <int HB>
 __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d,
                                                   float log2e_scale, Online<float, HB>& st, const Lanes& a, const KeyTiles& kt,
@@ -666,20 +665,15 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     stage_value_words(K, seg.g, blk, holdsA, kvh, d, a.lane, stage);
     if (nB > 0) stage_value_words(K, seg.g, blk + 32, holdsB, kvh, d, a.lane, stage + VALUE_STAGE_BLOCK_WORDS);
     __pipeline_commit();
-    float sA[HB] = {}, sB[HB] = {};
+    if (*reinterpret_cast<const int*>(kt.zsum + HB)) {   // the group's pairs fit key_pair_scores (stage_weights)
+        key_pair_scores<HB>(K, blk, d, kt, a.lane);
+    } else {
 #pragma unroll 1
-    for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {
-        key_tile_scores<HB>(K, blk + 32 * i, d, kt, a.lane);
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            float s = tile_score<HB>(kt, h, a.lane);
-            if (i == 0) {
-                sA[h] = s;
-            } else {
-                sB[h] = s;
-            }
-        }
+        for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i, d, 32 * i, kt, a.lane);
     }
+    float sA[HB], sB[HB];
+    token_scores<HB>(kt, a.lane, sA);
+    token_scores<HB>(kt, 32 + a.lane, sB);   // not the window's where nB == 0 (pair_weights: not held)
     float pA[HB], pB[HB];
     pair_weights<HB>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
     __pipeline_wait_prior(0);
@@ -704,13 +698,14 @@ __device__ __forceinline__ void rows_pair_window(const Rows& R, const Segment& s
 #pragma unroll 1
     for (int blk = 0; blk < (nB > 0 ? 2 : 1); blk++) {
         row_tile_scores<HB>(k0 + 32 * blk * rowBytes, rowBytes, blk ? nB : nA, d, kt.frag, kt.score, a.lane);
+        float s[HB];
+        token_scores<HB>(kt, a.lane, s);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            float s = tile_score<HB>(kt, h, a.lane);
             if (blk == 0) {
-                sA[h] = s;
+                sA[h] = s[h];
             } else {
-                sB[h] = s;
+                sB[h] = s[h];
             }
         }
     }
@@ -792,7 +787,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     KeyTiles kt = {};
     if constexpr (tensorKeys) {
         kt.score = reinterpret_cast<float*>(smem_raw + a.warp * key_score_bytes(HB));
-        kt.unscale = kt.score + 2 * HB * WINDOW;
+        kt.unscale = kt.score + 2 * HB * SCORE_TOKENS;
         kt.zsum = kt.unscale + HB;
         unsigned char* frags = reinterpret_cast<unsigned char*>(sQ + d * HB);
         kt.frag = reinterpret_cast<uint2*>(frags + a.warp * key_frag_bytes(d, HB));
@@ -833,7 +828,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                 // Once a pass and block (every warp's rows weigh the same query), by warp 0 into its key tiles; the
                 // previous pass's last barrier is past every warp's reads of them.
                 queryTiles.frag = reinterpret_cast<uint2*>(sQ + d * HB);
-                queryTiles.unscale = reinterpret_cast<float*>(smem_raw) + 2 * HB * WINDOW;
+                queryTiles.unscale = reinterpret_cast<float*>(smem_raw) + 2 * HB * SCORE_TOKENS;
                 queryTiles.zsum = queryTiles.unscale + HB;
                 if (a.warp == 0) stage_row_weights<HB>(d, reinterpret_cast<const float*>(sQ), kt.frag, kt.unscale, kt.zsum, a.lane);
                 __syncthreads();

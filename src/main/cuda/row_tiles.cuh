@@ -13,8 +13,9 @@
 __device__ __forceinline__ bool row_tiles_fit(int d) { return d % 16 == 0; }
 
 // Scores of up to 32 fp16 rows (k0: the first row's KV head, rowBytes apart; n >= 1 of them the window's) for the HB
-// held heads, into kt.score [column][token] as key_tile_scores leaves them (the caller adds row h and row HB + h).
-// m-tile i's rows g and g + 8 are tokens 16i + g and 16i + g + 8; lane (g, t) reads channels 16s + 2t, +1 and +8, +9
+// held heads, into kt.score as key_tile_scores leaves them (score_index; the caller adds column h and column HB + h).
+// m-tile i's rows g and g + 8 are tokens 16i + 2g and 16i + 2g + 1 (an m-tile's sums in a lane one float4 of
+// score_index); lane (g, t) reads channels 16s + 2t, +1 and +8, +9
 // of step s of those two tokens (4-byte loads; the staged weights' channel order), an m-tile at a time. Tokens past n read row n - 1 (a
 // row of the window, finite; never weighed).
 template <int HB>
@@ -23,8 +24,8 @@ __device__ __forceinline__ void row_tile_scores(const unsigned char* k0, long ro
     int g = lane >> 2, t = lane & 3;
     __syncwarp();   // every lane has read the previous block's scores
 #pragma unroll 1
-    for (int i = 0; i < 2; i++) {   // m-tile i: tokens 16i + g and 16i + g + 8
-        int tok0 = 16 * i + g, tok1 = tok0 + 8;
+    for (int i = 0; i < 2; i++) {   // m-tile i: tokens 16i + 2g and 16i + 2g + 1
+        int tok0 = 16 * i + 2 * g, tok1 = tok0 + 1;
         const unsigned int* r0 = reinterpret_cast<const unsigned int*>(k0 + (tok0 < n ? tok0 : n - 1) * rowBytes) + t;
         const unsigned int* r1 = reinterpret_cast<const unsigned int*>(k0 + (tok1 < n ? tok1 : n - 1) * rowBytes) + t;
         const uint2* frag = frags + g * 4 + t;
@@ -37,8 +38,7 @@ __device__ __forceinline__ void row_tile_scores(const unsigned char* k0, long ro
             mma_m16n8k16_f32_f16(acc, a, bw, acc);
         }
         // acc[j]: token tok0 (j < 2) or tok1, column 2t + (j & 1)
-#pragma unroll
-        for (int j = 0; j < 4; j++) score[(2 * t + (j & 1)) * TILE_TOKENS + (j < 2 ? tok0 : tok1)] = acc[j];
+        *reinterpret_cast<float4*>(score + score_index(tok0, 2 * t)) = make_float4(acc[0], acc[1], acc[2], acc[3]);
     }
     __syncwarp();
 }

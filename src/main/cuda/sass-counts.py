@@ -31,14 +31,13 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
   packed_decode_chunk_f32, in a quantized group's window of one or two 32-token blocks, on tensor cores
     (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
     whole head, 2-bit values):
-    "group_pair_window for blocks" (a block an iteration: its scores read back, key_tile_scores' set-up);
-    "key_pair_scores for step" inside it (one 16-channel mma step of the block's 32 keys an iteration: key_steps(d)
-      = d/16 iterations a block; the bench's groups, whose channel pairs share a width of at most 4 bits; its copy in
-      group_window is cold, and so is "key_tile_scores for s", the loop of the groups whose pairs do not:
-      f32_packed_cold_tiles);
+    "key_pair_scores for step" (one 16-channel mma step of the window's 64 keys, both blocks, an iteration: key_steps(d)
+      = d/16 iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
+      most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
+      do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
     "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, both blocks' 4 k-steps, d/16 of
       them; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant
-      shifts, 2 and 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
+      shift, 2b = 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
       m-tiles each at 2-bit values);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
       iterations);
@@ -68,7 +67,7 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     for k" and "merge denominator for k" (32 chunks an iteration), "merge for k0" (32 chunks), "merge_if_last for h"
     (a head).
 per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these, in full windows, and for
-fp32 ("walk") the counts per window, per block scored, per group staged and per rows iteration that
+fp32 ("walk") the counts per window, per group staged and per rows iteration that
 DecodeIssueModelTest adds up over the windows a chunk really takes.
 """
 import argparse
@@ -142,14 +141,15 @@ def f32_packed_cold(decode):
     return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
             | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group")
             | lines_of(decode, "__device__ __forceinline__ void group_window(const PackedRows& R",
-                       "// A window of one or two blocks (lane τ holds block token τ's scores"))
+                       "// A window of one or two blocks (lane τ holds block token τ's scores")
+            | lines_of(decode, "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i", 1))
 
 
 def f32_packed_cold_tiles(tiles):
-    """COLD in the fp32 packed kernel's key_tiles.cuh: key_tile_scores' own key loop, which a group takes where its
+    """COLD in the fp32 packed kernel's key_tiles.cuh: key_tile_scores, which a group takes a block at a time where its
     channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit adjacent pairs take
-    key_pair_scores)."""
-    return lines_of(tiles, "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)", "put_block_scores(acc, kt, lane);")
+    key_pair_scores, a window's two blocks at once)."""
+    return lines_of(tiles, "__device__ __forceinline__ void key_tile_scores(const Cache& K", "put_scores<2>(acc, at, kt, lane);")
 
 
 def f32_fp16_cold(decode):
@@ -165,11 +165,11 @@ SOURCE_LOOPS = {
     "rows_window for i": "for (int i = 0; i < n; i += a.P) {",
     "rows_stretch for j": "for (int j = j0, n; j < end; j += n) {   // rows windows",
     "rows_pair_window for blocks": "for (int blk = 0; blk < (nB > 0 ? 2 : 1); blk++) {",
-    "row_tile_scores for i": "for (int i = 0; i < 2; i++) {   // m-tile i: tokens 16i + g and 16i + g + 8",
+    "row_tile_scores for i": "for (int i = 0; i < 2; i++) {   // m-tile i: tokens 16i + 2g and 16i + 2g + 1",
     "row_tile_scores for s": "for (int s = 0; s < d; s += KEY_STEP, r0 += 8, r1 += 8, frag += KEY_STEP_WORDS(HB)) {",
     "row_value_tiles for m": "for (int m = 0; m < (d >> 4); m++, slice += 4) {",
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
-    "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) {",
+    "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i, d, 32 * i, kt, a.lane);",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)",
     "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB)",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
@@ -552,7 +552,7 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
             "per_group": census(ins, blocks, lp["per_group_blocks"]),
-            # the constant amounts of its right shifts (value_tiles' m-tile loops are one per code width: b and 2b)
+            # the constant amounts of its right shifts (value_tiles' m-tile loops are one per code width: 2b)
             "shift_immediates": sorted({int(m.group(1), 16) for k in lp["own_blocks"] for x in ins[blocks[k][0]:blocks[k][1]]
                                         for m in [re.match(r"SHF\.R\.U32\.HI \w+, RZ, (0x[0-9a-f]+), ", x["txt"])] if m}),
         })
@@ -577,37 +577,36 @@ def add(*parts):
 
 def per_key(reports):
     """Warp instructions issued per (key, KV head) in full windows of quantized groups (packed fp32: two 32-token
-    blocks a window, keys a block at a time, values a window, the window itself, and the group staging over the
-    bench's 128-token groups; packed fp64: 32-key windows) or of rows (fp16, 32 keys), per block once, and the
-    merge's per (chunk, query head) and per query head, from the loops' own counts and the source's trip counts (the
-    module docstring). For fp32 "walk" gives the parts DecodeIssueModelTest adds up over the windows a chunk really
-    takes (a window may be one block, or start inside one): per group window, per block scored, per group staged,
-    and rows windows."""
+    blocks a window, keys and values a window, the window itself, and the group staging over the bench's 128-token
+    groups; packed fp64: 32-key windows) or of rows (fp16, 32 keys), per block once, and the merge's per (chunk,
+    query head) and per query head, from the loops' own counts and the source's trip counts (the module docstring).
+    For fp32 "walk" gives the parts DecodeIssueModelTest adds up over the windows a chunk really takes (a window may
+    be one block, or start inside one, and costs the same): per group window, per group staged, and rows windows."""
     result = {}
     for t in ("f32", "f64"):
         hb = 4 if t == "f32" else 1
         vk = 8 if t == "f32" else 4
         packed = reports["packed_decode_chunk_" + t]
         fp16 = reports["fp16_decode_chunk_" + t]
-        # fp32: a quantized group's keys on tensor cores, one 16-channel step of a block's 32 keys an iteration (its
-        # copy in group_pair_window's block loop; group_window's is cold), with the group's weights staged once a
+        # fp32: a quantized group's keys on tensor cores, one 16-channel step of a window's 64 keys an iteration
+        # (key_pair_scores, in group_pair_window; key_tile_scores, a block at a time, is cold, and so are
+        # group_pair_window's block loop that calls it and group_window), with the group's weights staged once a
         # group and pass (stage_key_weights, a function of its own); fp64: a lane a key, four channels an iteration
         tensor = t == "f32"
         if tensor:
             hot = [lp for lp in packed["loops"] if lp["source_loop"] == "key_pair_scores for step" and lp["own"]["total"] > 0]
-            if len(hot) != 1 or any(lp["own"]["total"] > 0 for lp in packed["loops"] if lp["source_loop"] == "key_tile_scores for s"):
+            if len(hot) != 1 or any(lp["own"]["total"] > 0 for lp in packed["loops"]
+                                    if lp["source_loop"] in ("key_tile_scores for s", "group_pair_window for blocks")):
                 raise SystemExit("key_pair_scores for step: expected one hot copy (group_pair_window's), key_tile_scores "
-                                 "for s cold; update sass-counts.py")
+                                 "for s and group_pair_window for blocks cold; update sass-counts.py")
             channels = hot[0]["own"]
-            blocks_loop = find_loop(packed, "group_pair_window for blocks")["own"]
         else:
             channels = find_loop(packed, "key_scores for c")["own"]
         # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
         # halves (in that order), a window's two blocks (4 k-steps) an m-tile; fp64: the teams'
-        # (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one whose constant shifts are b = 2
-        # and 2b = 4)
+        # (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one whose constant shift is 2b = 4)
         halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"
-                         and lp["shift_immediates"] == [2, 4]), key=lambda lp: int(lp["header"], 16)) if tensor else []
+                         and lp["shift_immediates"] == [4]), key=lambda lp: int(lp["header"], 16)) if tensor else []
         if tensor and len(halves) != 2:
             raise SystemExit("value_tiles for m: expected a loop for each half at 2-bit codes; update sass-counts.py to the kernel")
         stage = None
@@ -635,12 +634,12 @@ def per_key(reports):
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
             n = 64 if tensor else 32   # keys a full window of a group
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
-            key_iterations = -(-d // 16) if tensor else d // 4   # per 32-key block (fp64: window)
+            key_iterations = -(-d // 16) if tensor else d // 4   # per window (fp32: of 64 keys, fp64: of 32)
             if tensor:
-                per_block = add((key_iterations, channels), (1, blocks_loop))   # a 32-token block scored
-                key_part = add((passes / 32, per_block))
+                key_part = add((passes * key_iterations / n, channels))
                 tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
-                per_window = add((1, window_packed), (min(tiles, per_half), halves[0]["own"]),
+                # a window of one block or two costs the same: both blocks' keys scored, the m-tiles' 4 k-steps
+                per_window = add((1, window_packed), (key_iterations, channels), (min(tiles, per_half), halves[0]["own"]),
                                  (max(0, tiles - per_half), halves[1]["own"]))
                 value_part = add((passes * min(tiles, per_half) / n, halves[0]["own"]),
                                  (passes * max(0, tiles - per_half) / n, halves[1]["own"]))
@@ -660,26 +659,25 @@ def per_key(reports):
                 staging_part = add()
             result[f"packed_{t}_{shape}"] = {
                 "per_iteration": {("key_pair_scores for step" if tensor else "key_scores for c"):
-                                      f"32 keys per {key_iterations} iterations",
+                                      f"{n} keys per {key_iterations} iterations",
                                   ("value_tiles for m" if tensor else "group_window for i0"):
                                       (f"{n} keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
                                        f"copy and {max(0, d // 16 - 4)} of the high halves'") if tensor else
                                       f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
                                   "decode_chunk for j0": f"{n} keys"}
-                                 | ({"group_pair_window for blocks": "32 keys",
-                                     "stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
+                                 | ({"stage_key_weights": f"once per {group_tokens}-token group"} if tensor else {}),
                 "passes": passes,
                 "key_phase": key_part, "value_phase": value_part, "window": add((passes / n, window_packed)),
                 "group_staging": staging_part,
                 "per_key_kv_head": add((1, key_part), (1, value_part), (passes / n, window_packed), (1, staging_part)),
             }
             if tensor:
-                # a quantized group's window (one or two blocks: the m-tiles take 4 k-steps either way), a block
-                # scored, a group staged, all a pass; and the sink's and residual's rows windows (the window loop's
-                # own counts both kinds: an upper bound) and their keys, P a rows_window iteration
+                # a quantized group's window (one or two blocks: its keys and the m-tiles' 4 k-steps the same either
+                # way), a group staged, both a pass; and the sink's and residual's rows windows (the window loop's own
+                # counts both kinds: an upper bound) and their keys, P a rows_window iteration
                 result[f"packed_{t}_{shape}"]["walk"] = {
-                    "passes": passes, "group_window": per_window["total"], "block": per_block["total"],
+                    "passes": passes, "group_window": per_window["total"],
                     "group_staged": staging["total"], "rows_window": window_packed["total"],
                     "rows_iteration": rows_packed["total"], "keys_per_rows_iteration": p,
                     "keys_per_group_window": n, "pairs": True,

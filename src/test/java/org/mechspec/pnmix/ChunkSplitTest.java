@@ -65,7 +65,7 @@ class ChunkSplitTest {
             assertThat((split.from(k) - 32) % 128).as("chunk %d starts a group", k).isZero();
         }
         assertThat(split.longest()).isEqualTo(512);
-        assertThat(split.to(0)).as("the sink's rows weigh 3 keys each: 3 groups beside them").isEqualTo(32 + 3 * 128);
+        assertThat(split.to(0)).as("the sink's rows weigh 4 keys each: 3 groups beside them").isEqualTo(32 + 3 * 128);
     }
 
     @Test

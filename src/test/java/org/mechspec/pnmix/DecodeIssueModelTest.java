@@ -98,17 +98,17 @@ class DecodeIssueModelTest {
 
     /**
      * The fixture's counts for one chunk kernel and shape ({@code per_key.<kernel>.walk}), each for one pass of the
-     * held query heads: a window of a quantized group, a 32-token block it scores, a group a warp enters (its weights
+     * held query heads: a window of a quantized group (one block or two, its keys and values), a group a warp enters (its weights
      * staged), a window of fp16 rows and a rows_window iteration (keysPerRowsIteration keys), or where the rows are on
      * tensor cores (rowTiles: the fp16 cache's kernel) a rows window, a block it scores, a warp's stretch and the
      * query's staging (once a block); and once per block.
      */
-    record KernelCounts(int passes, double groupWindow, double block, double groupStaged, double rowsWindow, double rowsIteration,
+    record KernelCounts(int passes, double groupWindow, double groupStaged, double rowsWindow, double rowsIteration,
                         int keysPerRowsIteration, boolean pairs, boolean rowTiles, double rowsBlock, double rowsStretch, double rowsStaged,
                         double perBlock) {
         /** Warp instructions of one chunk block that walks w. */
         double instructions(DecodeWalk w) {
-            return passes * (w.groupWindows() * groupWindow + w.blocks() * block + w.groupsStaged() * groupStaged
+            return passes * (w.groupWindows() * groupWindow + w.groupsStaged() * groupStaged
                     + w.rowsWindows() * rowsWindow + w.rowsIterations() * rowsIteration + w.rowBlocks() * rowsBlock
                     + w.rowStretches() * rowsStretch + w.rowsStaged() * rowsStaged) + perBlock;
         }
@@ -137,7 +137,7 @@ class DecodeIssueModelTest {
         if (w.isMissingNode()) {
             throw new IllegalStateException(FIXTURE + " has no per_key." + cache + "_f32_" + s.name() + ".walk: regenerate it with " + REGENERATE);
         }
-        return new KernelCounts(w.path("passes").asInt(), w.path("group_window").asDouble(), w.path("block").asDouble(),
+        return new KernelCounts(w.path("passes").asInt(), w.path("group_window").asDouble(),
                 w.path("group_staged").asDouble(), w.path("rows_window").asDouble(), w.path("rows_iteration").asDouble(),
                 w.path("keys_per_rows_iteration").asInt(1), w.path("pairs").asBoolean(), w.has("rows_block"),
                 w.path("rows_block").asDouble(), w.path("rows_stretch").asDouble(), w.path("rows_staged").asDouble(),
@@ -386,7 +386,7 @@ class DecodeIssueModelTest {
             perKey.put(cache + "_f32_per_block_once", 2 * perKey.path(cache + "_f32_per_block_once").asDouble());
             for (Shape s : SHAPES) {
                 ObjectNode walk = (ObjectNode) perKey.path(cache + "_f32_" + s.name()).path("walk");
-                for (String part : List.of("group_window", "block", "group_staged", "rows_window", "rows_iteration", "rows_block",
+                for (String part : List.of("group_window", "group_staged", "rows_window", "rows_iteration", "rows_block",
                         "rows_stretch", "rows_staged")) {
                     walk.put(part, 2 * walk.path(part).asDouble());
                 }
@@ -408,7 +408,7 @@ class DecodeIssueModelTest {
 
     /**
      * The walk holds every key of a chunk once, whatever the chunk's place and length against the sink and the groups;
-     * windows of two blocks score the same blocks in fewer windows; and in the bench's 32k layer a chunk's interior
+     * windows of two blocks hold the same keys in fewer windows; and in the bench's 32k layer a chunk's interior
      * stretches are whole pairs (its ends, off the groups' pairs by the sink, are not).
      */
     @Test
@@ -437,7 +437,7 @@ class DecodeIssueModelTest {
         }
         // 32k tokens on 132 SMs, 8 KV heads: 66 chunks a head wanted. The packed cache's split: chunks of four whole
         // groups (512 keys, 16 blocks in 8 windows of two, one group a warp), the first the sink's rows and three
-        // groups, the last the residual's 96 rows (288 of the 512 a chunk may weigh), 65 in all. Cut every 512 tokens instead, each would
+        // groups, the last the residual's 96 rows (384 of the 512 a chunk may weigh), 65 in all. Cut every 512 tokens instead, each would
         // take 9 windows (its first and last a pair's half) and its warps 5 groups' weights.
         ChunkSplit packed = split("packed", 32768, 8, 64, 132);
         int groups = (32768 - SINK) / GROUP;
@@ -446,10 +446,9 @@ class DecodeIssueModelTest {
         assertThat(packed.from(64)).isEqualTo(SINK + groups * GROUP);
         assertThat(packed.longest()).isEqualTo(4 * GROUP);
         DecodeWalk interior = DecodeWalk.of(packed.from(5), packed.to(5), SINK, groups, GROUP, true, false, 64, 2);
-        assertThat(List.of(interior.keys(), interior.blocks(), interior.groupWindows(), interior.groupsStaged()))
-                .containsExactly(512L, 16L, 8L, 4L);
+        assertThat(List.of(interior.keys(), interior.groupWindows(), interior.groupsStaged())).containsExactly(512L, 8L, 4L);
         DecodeWalk cutEvery512 = DecodeWalk.of(5 * 512, 6 * 512, SINK, groups, GROUP, true, false, 64, 2);
-        assertThat(List.of(cutEvery512.blocks(), cutEvery512.groupWindows(), cutEvery512.groupsStaged())).containsExactly(16L, 9L, 5L);
+        assertThat(List.of(cutEvery512.groupWindows(), cutEvery512.groupsStaged())).containsExactly(9L, 5L);
         assertThat(DecodeWalk.of(packed.from(5), packed.to(5), SINK, groups, GROUP, false, false, 64, 2).groupWindows()).isEqualTo(16);
         // the fp16 cache: 64 chunks of 512; one on tensor cores: 4 stretches of 128 keys, 2 windows of two blocks each
         ChunkSplit fp16Split = split("fp16", 32768, 8, 64, 132);
@@ -468,7 +467,7 @@ class DecodeIssueModelTest {
     void theSplitsRowWeightIsTheKernels() throws IOException {
         KernelCounts k = counts(fixture(), "packed", SHAPES.get(0));
         double row = (k.rowsWindow() + 32.0 / k.keysPerRowsIteration() * k.rowsIteration()) / 32;
-        double key = (k.groupWindow() + 2 * k.block()) / 64 + k.groupStaged() / GROUP;
+        double key = k.groupWindow() / 64 + k.groupStaged() / GROUP;
         assertThat(Math.round(row / key)).as("an fp16 row %.1f, a quantized key %.1f warp instructions", row, key)
                 .isEqualTo(ChunkSplit.ROW_WEIGHT);
     }

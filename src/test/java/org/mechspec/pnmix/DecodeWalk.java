@@ -7,8 +7,7 @@ package org.mechspec.pnmix;
  * never across a segment (sink, a quantized group, residual) nor, in a group, across a 32-token block (or a pair of
  * them); where the fp32 fp16-cache kernel takes its rows on tensor cores, rows windows of up to two 32-key blocks.
  *
- * @param groupWindows windows in quantized groups
- * @param blocks       32-token blocks those windows score (a window of two blocks scores both)
+ * @param groupWindows windows in quantized groups (one 32-token block or two: the fp32 kernel scores both either way)
  * @param groupsStaged times a warp enters a group (its key weights staged)
  * @param rowsWindows  windows of fp16 rows (sink, residual; all of an fp16 cache)
  * @param rowsIterations rows_window iterations (P keys each)
@@ -17,7 +16,7 @@ package org.mechspec.pnmix;
  * @param rowsStaged   1 where the block has rows on tensor cores: warp 0 stages the query as their weights, once
  * @param keys         keys the windows hold, all told
  */
-record DecodeWalk(long groupWindows, long blocks, long groupsStaged, long rowsWindows, long rowsIterations, long rowBlocks,
+record DecodeWalk(long groupWindows, long groupsStaged, long rowsWindows, long rowsIterations, long rowBlocks,
                   long rowStretches, long rowsStaged, long keys) {
     static final int WARPS = CudaSplitKDecode.WARPS;
     static final int WINDOW = 32;
@@ -34,7 +33,7 @@ record DecodeWalk(long groupWindows, long blocks, long groupsStaged, long rowsWi
         if (rowTiles && group != 0) {
             throw new IllegalArgumentException("rows on tensor cores: an fp16 cache's kernel only (group 0)");
         }
-        long groupWindows = 0, blocks = 0, staged = 0, rowsWindows = 0, rowsIterations = 0, rowBlocks = 0, rowStretches = 0, keys = 0;
+        long groupWindows = 0, staged = 0, rowsWindows = 0, rowsIterations = 0, rowBlocks = 0, rowStretches = 0, keys = 0;
         int window = Math.min(tile, WINDOW);
         int pairWindow = Math.min(tile, 2 * WINDOW);
         int residualStart = group == 0 ? Integer.MAX_VALUE : sink + groups * group;
@@ -75,7 +74,6 @@ record DecodeWalk(long groupWindows, long blocks, long groupsStaged, long rowsWi
                     n = Math.min(n, (pairsHere ? 2 * BLOCK : BLOCK) - e);
                     keys += n;
                     groupWindows++;
-                    blocks += n > BLOCK - e ? 2 : 1;
                     if (g != lastGroup) {
                         staged++;
                         lastGroup = g;
@@ -83,7 +81,7 @@ record DecodeWalk(long groupWindows, long blocks, long groupsStaged, long rowsWi
                 }
             }
         }
-        return new DecodeWalk(groupWindows, blocks, staged, rowsWindows, rowsIterations, rowBlocks, rowStretches,
+        return new DecodeWalk(groupWindows, staged, rowsWindows, rowsIterations, rowBlocks, rowStretches,
                 rowTiles ? 1 : 0, keys);
     }
 
