@@ -146,42 +146,60 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
     }
 }
 
-// Lane (g, t)'s B fragments of one block's k-steps 0 and 1 (bw), from the weights p of lane τ's token τ of the block
-// and its scale (meta): w = p·scale through kt.score (read by now), [h][τ]; column g < HB: hi of head g's, column
-// HB + h: lo·2^11 of head h's. Column g, tokens 16s + 2t, +1 (b[0]) and +8, +9 (b[1]) of step s.
+// A token's record of its weights w = p·scale for B (window_weights): its 2·HB columns as fp16, hi of each head, then
+// lo·2^11 of each (lo = w - hi, rounded in turn).
 template <int HB>
-__device__ __forceinline__ void block_weights(const float* p, unsigned int meta, int lane, const KeyTiles& kt, unsigned int (*bw)[2]) {
+__device__ __forceinline__ uint4 weight_record(const float* p, float scale) {
+    static_assert(HB == 4, "a token's 8 columns: one 16-byte record");
+    unsigned int hi[2], lo[2];
+#pragma unroll
+    for (int k = 0; k < 2; k++) {
+        float w0 = p[2 * k] * scale, w1 = p[2 * k + 1] * scale;
+        __half2 h2 = __floats2half2_rn(w0, w1);
+        float2 back = __half22float2(h2);
+        hi[k] = half2_bits(h2);
+        lo[k] = half2_bits(__floats2half2_rn((w0 - back.x) * 2048.0f, (w1 - back.y) * 2048.0f));
+    }
+    return make_uint4(hi[0], hi[1], lo[0], lo[1]);
+}
+
+// Lane (g, t)'s B fragments of a window's k-steps (bw[ks]: block A's 0 and 1, block B's 2 and 3), from the weights
+// pA, pB of lane τ's token τ of each block and their scales (metaA, metaB; a block the window does not hold has
+// weights 0): column g < HB: hi of head g's, column HB + h: lo·2^11 of head h's. Lane τ writes its two tokens'
+// records (weight_record) through kt.score (read by now), [token][column]; lane (g, t) takes column g of tokens 16ks
+// + 2t, +1 (bw[ks][0]) and +8, +9 (bw[ks][1]): each one computed once, by its token's lane, not in every lane that
+// takes it.
+template <int HB>
+__device__ __forceinline__ void window_weights(const float* pA, unsigned int metaA, const float* pB, unsigned int metaB, int lane,
+                                               const KeyTiles& kt, unsigned int (&bw)[4][2]) {
     int g = lane >> 2, t = lane & 3;
-    float scale = half_lo(meta);
+    uint4* records = reinterpret_cast<uint4*>(kt.score);
     __syncwarp();
-#pragma unroll
-    for (int h = 0; h < HB; h++) kt.score[h * TILE_TOKENS + lane] = p[h] * scale;
+    records[lane] = weight_record<HB>(pA, half_lo(metaA));
+    records[32 + lane] = weight_record<HB>(pB, half_lo(metaB));
     __syncwarp();
-    const float* w = kt.score + (g & (HB - 1)) * TILE_TOKENS + 2 * t;
+    const unsigned short* column = reinterpret_cast<const unsigned short*>(kt.score) + g;   // token τ's: 2·HB·τ on
 #pragma unroll
-    for (int ks = 0; ks < 2; ks++) {
+    for (int ks = 0; ks < 4; ks++) {
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            float2 f = *reinterpret_cast<const float2*>(w + 16 * ks + 8 * r);
-            __half2 h2 = __floats2half2_rn(f.x, f.y);
-            float2 back = __half22float2(h2);
-            bw[ks][r] = half2_bits(g < HB ? h2 : __floats2half2_rn((f.x - back.x) * 2048.0f, (f.y - back.y) * 2048.0f));
+            int tok = 16 * ks + 8 * r + 2 * t;
+            bw[ks][r] = __byte_perm(column[2 * HB * tok], column[2 * HB * (tok + 1)], 0x5410);
         }
     }
 }
 
 // The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
-// into L (every lane's), over its blocks A and B (pair: the window holds keys of B; else B's weights and words are
-// 0). pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against one
-// running max; vw: staged_value_words of A and B.
+// into L (every lane's), over its blocks A and B (where the window holds no key of B, B's weights and words are 0).
+// pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against one running
+// max; vw: staged_value_words of A and B.
 template <int HB>
 __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pA, const float* pB, const ValueWords (&vw)[2],
-                                            bool pair, int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
+                                            int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
     static_assert(HB == 4, "B's columns: HB his, then HB los, 8 in all");
     int g = lane >> 2, t = lane & 3, b = K.valueBits;
-    unsigned int bw[4][2] = {};
-    block_weights<HB>(pA, vw[0].meta, lane, kt, bw);
-    if (pair) block_weights<HB>(pB, vw[1].meta, lane, kt, bw + 2);
+    unsigned int bw[4][2];
+    window_weights<HB>(pA, vw[0].meta, pB, vw[1].meta, lane, kt, bw);
     // Σ p and Σ p·zero a head, every head in every lane (one reduce-scatter of both).
     float sums[2 * HB];
     float zeroA = half_hi(vw[0].meta), zeroB = half_hi(vw[1].meta);

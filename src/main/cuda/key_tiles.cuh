@@ -66,7 +66,11 @@ template <int HB, bool ROWS>
 __device__ __forceinline__ void stage_weights(const unsigned int* meta, const int* bits, const int* offsets, int d, const float* sQ,
                                               uint2* fragOut, float* unscale, float* zsum, int lane) {
     static_assert(HB == 4, "a channel's held heads are one 16-byte load of sQ");
-    unsigned short* frag = reinterpret_cast<unsigned short*>(fragOut);
+    // The weights' loop takes a channel pair c, c + 1 a lane (c even; d is even, so both are in or both past d): one
+    // word of each B fragment (their halves), 8-byte loads of their meta, widths and offsets (the group's first
+    // channel is even).
+    unsigned int* frag = reinterpret_cast<unsigned int*>(fragOut);
+    const float4* q4 = reinterpret_cast<const float4*>(sQ);   // [channel]: the HB = 4 heads, 16-byte aligned
     int padded = key_steps(d) * KEY_STEP;
     __syncwarp();   // every lane has read the previous group's weights and scores
     // Per head its largest |w| and Σ q·zero, a channel a lane.
@@ -74,8 +78,8 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
 #pragma unroll 1
     for (int c = lane; c < d; c += 32) {
         unsigned int m = ROWS ? ROW_META : meta[c];
-        float4 q4 = *reinterpret_cast<const float4*>(sQ + c * HB);   // the channel's HB = 4 heads, 16-byte aligned
-        float q[HB] = {q4.x, q4.y, q4.z, q4.w};
+        float4 qc = q4[c];
+        float q[HB] = {qc.x, qc.y, qc.z, qc.w};
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             float w = fabsf(q[h] * half_lo(m));
@@ -101,31 +105,34 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
         }
     }
     // The weights, hi and lo, into lane (h, t)'s and lane (HB + h, t)'s fragments: channel c of step s = c / 16 is
-    // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1; channels from d to the last step's end weigh 0. The
-    // channel's mask likewise into mask word t of the step.
+    // half (c & 1) of b[(c & 15) >> 3], t = (c & 7) >> 1, so the pair is word (c & 15) >> 3 of its uint2; channels
+    // from d to the last step's end weigh 0. The channels' masks likewise into mask word t of the step.
     bool pairs = true;   // every channel pair (c, c ^ 1) of one width, at most PAIR_MAX_BITS (key_pair_scores)
 #pragma unroll 1
-    for (int c = lane; c < padded; c += 32) {
-        unsigned int m = c < d ? (ROWS ? ROW_META : meta[c]) : 0u;
-        float4 q4 = c < d ? *reinterpret_cast<const float4*>(sQ + c * HB) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        float q[HB] = {q4.x, q4.y, q4.z, q4.w};
-        int b = c < d && !ROWS ? bits[c] : 0;
-        if (!ROWS && c < d) pairs = pairs && b <= PAIR_MAX_BITS && (c ^ 1) < d && bits[c ^ 1] == b;
-        unsigned short* f = frag + ((c >> 4) * KEY_STEP_WORDS(HB) + ((c & 7) >> 1)) * 4 + ((c & 15) >> 3) * 2 + (c & 1);
-        f[2 * HB * 16] = (unsigned short) ((1u << b) - 1u);
-        if constexpr (!ROWS) {   // the channel's offset and width: word (c & 1) + 2 ((c >> 3) & 1) of lane t's uint4s
-            uint4* channels = reinterpret_cast<uint4*>(fragOut + (c >> 4) * KEY_STEP_WORDS(HB)) + KEY_STEP_CHANNELS(HB) + ((c & 7) >> 1);
-            unsigned int* o = reinterpret_cast<unsigned int*>(channels) + (c & 1) + ((c >> 2) & 2);
-            o[0] = c < d ? (unsigned int) offsets[c] >> 2 : 0u;
-            o[16] = (unsigned int) b;   // 4 uint4 on: the widths
+    for (int c = 2 * lane; c < padded; c += 64) {
+        bool in = c < d;
+        uint2 m = !in ? make_uint2(0u, 0u) : ROWS ? make_uint2(ROW_META, ROW_META) : *reinterpret_cast<const uint2*>(meta + c);
+        float4 qa = in ? q4[c] : make_float4(0.0f, 0.0f, 0.0f, 0.0f), qb = in ? q4[c + 1] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        float a[HB] = {qa.x, qa.y, qa.z, qa.w}, b[HB] = {qb.x, qb.y, qb.z, qb.w};
+        int2 w2 = in && !ROWS ? *reinterpret_cast<const int2*>(bits + c) : make_int2(0, 0);
+        if (!ROWS && in) pairs = pairs && w2.x == w2.y && w2.x <= PAIR_MAX_BITS;
+        unsigned int* f = frag + ((c >> 4) * KEY_STEP_WORDS(HB) + ((c & 7) >> 1)) * 2 + ((c & 15) >> 3);
+        f[2 * HB * 8] = ((1u << w2.y) - 1u) << 16 | ((1u << w2.x) - 1u);
+        if constexpr (!ROWS) {   // the pair's offsets and widths: uint2 (c >> 3) & 1 of lane t's uint4s
+            uint2* o = reinterpret_cast<uint2*>(reinterpret_cast<uint4*>(fragOut + (c >> 4) * KEY_STEP_WORDS(HB)) + KEY_STEP_CHANNELS(HB)
+                                                + ((c & 7) >> 1)) + ((c >> 3) & 1);
+            int2 o2 = in ? *reinterpret_cast<const int2*>(offsets + c) : make_int2(0, 0);
+            o[0] = make_uint2((unsigned int) o2.x >> 2, (unsigned int) o2.y >> 2);
+            o[8] = make_uint2((unsigned int) w2.x, (unsigned int) w2.y);   // 4 uint4 on: the widths
         }
 #pragma unroll
         for (int h = 0; h < HB; h++) {
-            float w = q[h] * half_lo(m) * up[h];
-            __half hi = __float2half_rn(w);
-            __half lo = __float2half_rn(w - __half2float(hi));
-            f[h * 16] = __half_as_ushort(hi);
-            f[(HB + h) * 16] = __half_as_ushort(lo);
+            float wa = a[h] * half_lo(m.x) * up[h], wb = b[h] * half_lo(m.y) * up[h];
+            __half2 hi = __floats2half2_rn(wa, wb);
+            float2 back = __half22float2(hi);
+            __half2 lo = __floats2half2_rn(wa - back.x, wb - back.y);
+            f[h * 8] = *reinterpret_cast<unsigned int*>(&hi);
+            f[(HB + h) * 8] = *reinterpret_cast<unsigned int*>(&lo);
         }
     }
     if constexpr (!ROWS) {

@@ -680,7 +680,7 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane), {}};
     if (nB > 0) vw[1] = staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane);
     float L[HB];
-    value_tiles<HB>(K, d, pA, pB, vw, nB > 0, a.lane, kt, sO, L);
+    value_tiles<HB>(K, d, pA, pB, vw, a.lane, kt, sO, L);
     take_window<HB>(st, L, sO, d, a);
 }
 

@@ -1,14 +1,14 @@
 // The fp32 fp16-cache decode kernel's rows on tensor cores (pnmix_decode.cu: rows_pair_window): a block of up to 32
 // rows' scores (row_tile_scores) and a window's Σ p·v over its one or two blocks (row_value_tiles), by mma.sync
 // m16n8k16 as a quantized group's (key_tiles.cuh: the query staged as the weights by stage_row_weights;
-// group_tiles.cuh: p's B fragments by block_weights). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated
+// group_tiles.cuh: p's B fragments by window_weights). Shared with pnmix_decode.cu only; edit it and the SASS fixture must be regenerated
 // (sass-counts.py).
 #pragma once
 #include "group_tiles.cuh"
 
 // As a group's, with the rows themselves for the codes: q·k with the query staged as the weights (stage_row_weights:
 // hi and lo of q, scaled by a power of two; zsum 0) and fp16 K exact in A; Σ p·v with fp16 V exact in
-// A and p as hi and lo in B (block_weights with scale 1; no zero sum). Where d is a multiple of 16: whole k-steps and
+// A and p as hi and lo in B (window_weights with scale 1; no zero sum). Where d is a multiple of 16: whole k-steps and
 // m-tiles, rows 4-byte aligned (every load here is one 4-byte word: a channel pair).
 __device__ __forceinline__ bool row_tiles_fit(int d) { return d % 16 == 0; }
 
@@ -54,9 +54,8 @@ __device__ __forceinline__ void row_value_tiles(const unsigned char* v0, long ro
                                                 bool pair, int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
     static_assert(HB == 4, "B's columns: HB his, then HB los, 8 in all");
     int g = lane >> 2, t = lane & 3;
-    unsigned int bw[4][2] = {};
-    block_weights<HB>(pA, ROW_META, lane, kt, bw);
-    if (pair) block_weights<HB>(pB, ROW_META, lane, kt, bw + 2);
+    unsigned int bw[4][2];
+    window_weights<HB>(pA, ROW_META, pB, ROW_META, lane, kt, bw);
     float sums[HB];
 #pragma unroll
     for (int h = 0; h < HB; h++) sums[h] = pA[h] + pB[h];

@@ -39,8 +39,8 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
       them; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant
       shift, 2b = 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
       m-tiles each at 2-bit values);
-    stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 and d/16·16/32
-      iterations);
+    stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 (a channel a lane)
+      and d/16·16/64 (a channel pair a lane) iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the value words' copies, the window's softmax,
       the values' weights and sums, team 0 taking the window) once per window (up to 64 keys), less its block that
       calls stage_key_weights (and what that block alone leads to: "per_group"), counted with the staging once a
@@ -173,7 +173,7 @@ SOURCE_LOOPS = {
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB)",
     "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB)",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
-    "stage_key_weights for c (weights)": "for (int c = lane; c < padded; c += 32) {",
+    "stage_key_weights for c (weights)": "for (int c = 2 * lane; c < padded; c += 64) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
     "value_tiles for m": "for (int m = half * perHalf; m < m1; m++) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
@@ -649,11 +649,11 @@ def per_key(reports):
             group_tokens = 128   # the bench's groups (the pinned cache policy)
             if tensor:
                 # once a group and pass: the window loop's block that calls it, and its own outside its loops, d/32
-                # iterations of the largest-weight loop and key_steps(d)·16/32 of the weights loop (both one channel a
-                # lane, all held heads)
+                # iterations of the largest-weight loop (a channel a lane) and key_steps(d)·16/64 of the weights loop (a
+                # channel pair a lane), all held heads
                 staging = add((1, stage["outside_loops_by_class"]), (1, find_loop(packed, "decode_chunk for j0")["per_group"]),
                               (-(-d // 32), find_loop(stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
-                              (-(-(-(-d // 16) * 16) // 32), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
+                              (-(-(-(-d // 16) * 16) // 64), find_loop(stage, "stage_key_weights for c (weights)")["own"]))
                 staging_part = add((passes / group_tokens, staging))
             else:
                 staging_part = add()
@@ -689,11 +689,11 @@ def per_key(reports):
                 # a window (its m-tiles' 4 k-steps unrolled: counted whole for a window of one block too)
                 row_window = add((1, row_loops["rows_stretch for j"]), (steps, row_loops["row_value_tiles for m"]))
                 # once a warp's stretch and pass, the window loop's iteration (one: an fp16 cache is one segment); once
-                # a block and pass, the query's staging by warp 0 (as a group's, d/32 and d/16·16/32 iterations of its
+                # a block and pass, the query's staging by warp 0 (as a group's, d/32 and d/16·16/64 iterations of its
                 # loops; its call and barrier are in the pass loop, once a block)
                 row_staged = add((1, fp16_stage["outside_loops_by_class"]),
                                  (-(-d // 32), find_loop(fp16_stage, "stage_key_weights for c (largest weight, zero sum)")["own"]),
-                                 (-(-(-(-d // 16) * 16) // 32), find_loop(fp16_stage, "stage_key_weights for c (weights)")["own"]))
+                                 (-(-(-(-d // 16) * 16) // 64), find_loop(fp16_stage, "stage_key_weights for c (weights)")["own"]))
                 result[f"fp16_{t}_{shape}"] = {
                     "per_iteration": {"rows_stretch for j": "64 keys (a window of two blocks)",
                                       "rows_pair_window for blocks": "32 keys",
