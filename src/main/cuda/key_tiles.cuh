@@ -174,14 +174,15 @@ __device__ __forceinline__ KeyLane key_lane(const Cache& K, int blk0, const KeyT
 // A step's channels 16s + 2t, +1, +8, +9 of the lane (their stream offsets in words and widths, staged): the widths
 // in b and the codes of tok, tok + 1, ... from bit 0 in x (32 bits of the run), one funnel shift of two words a channel. Past d their width
 // and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so no test a channel.
+template <bool PAIRS>
 __device__ __forceinline__ void step_runs(const unsigned int* words, const uint4* channels, int tok, int (&b)[4],
                                           unsigned int (&x)[4]) {
     uint4 o4 = channels[0], b4 = channels[4];
     unsigned int off[4] = {o4.x, o4.y, o4.z, o4.w};
     b[0] = (int) b4.x;
-    b[1] = (int) b4.y;
+    b[1] = PAIRS ? b[0] : (int) b4.y;   // PAIRS: a pair's channels share a width, so their runs start at one bit
     b[2] = (int) b4.z;
-    b[3] = (int) b4.w;
+    b[3] = PAIRS ? b[2] : (int) b4.w;
 #pragma unroll
     for (int j = 0; j < 4; j++) {
         int bit = tok * b[j], i = (int) off[j] + (bit >> 5);
@@ -229,8 +230,8 @@ __device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d,
     for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
         int b[4];
         unsigned int x[4];
-        step_runs(words, k.channels, k.tok, b, x);
-        int b01 = b[0], b23 = b[2];   // = b[1], b[3]
+        step_runs<true>(words, k.channels, k.tok, b, x);
+        int b01 = b[0], b23 = b[2];
         uint2 m = *k.masks, w = *k.frag;
         unsigned int bw[2] = {w.x, w.y};
 #pragma unroll
@@ -276,7 +277,7 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d,
     for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
         int b[4];
         unsigned int x[4];
-        step_runs(words, k.channels, k.tok, b, x);
+        step_runs<false>(words, k.channels, k.tok, b, x);
         uint2 m = *k.masks, w = *k.frag;
         unsigned int m01 = m.x, m23 = m.y;
         unsigned int bw[2] = {w.x, w.y};
