@@ -42,7 +42,7 @@ import org.junit.jupiter.api.io.TempDir;
  *   <li>Issue time: an SM's {@value #SCHEDULERS} schedulers each issue at most one warp instruction a clock at
  *       {@value #CLOCK_GHZ} GHz (boost). The busiest SM runs ⌈grid / SMs⌉ blocks (the host's split rule, from
  *       {@link CudaSplitKDecode}), each block the instructions of the windows its warps take over its chunk
- *       ({@link DecodeWalk}: per window, per 32-token block scored, per group entered, per rows iteration) and its
+ *       ({@link DecodeWalk}: per window, per group entered, per rows iteration) and its
  *       once-per-block ones: one block of the costliest chunk (the sink's or the residual's) and the rest of the median
  *       chunk; with fewer blocks than SMs the idle SMs do not help. Stalls (a scheduler with no ready warp) are not
  *       modelled, so this is a floor.</li>
