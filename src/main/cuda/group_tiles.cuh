@@ -100,13 +100,13 @@ __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* sta
 template <int HB, int B>
 __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], const float (&z)[2],
                                              int g, int t, float* sO) {
-    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest. Row g + 8's
-    // channel (2m + 1) is taken where it lies, b bits up, under the mask shifted as far: its codes times 2^b, exact
-    // in fp16 (below 2^2b <= 2^10), so its row of the accumulator is 2^b times the sum, undone at the output (a power
-    // of two: exact), and no shift a register.
-    constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u, maskUp = mask << B;
-    constexpr float unscaleUp = 1.0f / (1u << B);
-    constexpr int b = B, perHalf = 8 / B;
+    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest. A channel is
+    // taken where it lies in its half, under the mask shifted as far, not the word shifted: m-tile m0 + p's rows g
+    // and g + 8 (channels 2m and 2m + 1) 2bp and 2bp + b bits up, their codes times 2^2bp and 2^(2bp + b), exact in
+    // fp16 while below 2^10, so that row of the accumulator is as many times the sum, undone at the output (a power of
+    // two: exact). MG m-tiles a shift of the words: 2b·MG = 8 bits of each half.
+    constexpr int b = B, perHalf = 8 / B, MG = 4 / B;
+    constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
     int tiles = d >> 4;   // d / 16
 #pragma unroll
     for (int half = 0; half < 2; half++) {
@@ -115,33 +115,39 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
         for (int q = 0; q < 8; q++) v[q] = half ? vw[q >> 2].hi[q & 3] : vw[q >> 2].lo[q & 3];
         int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
 #pragma unroll 1
-        for (int m = half * perHalf; m < m1; m++) {
-            float acc[4] = {};
+        for (int m0 = half * perHalf; m0 < m1; m0 += MG) {
 #pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1, times 2^b); tokens 2t, 2t + 1, then + 8
-                A[0] = paired_codes_to_half2(v[2 * ks], mask);
-                A[1] = paired_codes_to_half2(v[2 * ks], maskUp);
-                A[2] = paired_codes_to_half2(v[2 * ks + 1], mask);
-                A[3] = paired_codes_to_half2(v[2 * ks + 1], maskUp);
-                mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
-            }
+            for (int p = 0; p < MG; p++) {
+                if (m0 + p >= m1) break;
+                const unsigned int low = mask << (2 * b * p), up = mask << (2 * b * p + b);
+                const float unscaleLow = 1.0f / (1u << (2 * b * p)), unscaleUp = 1.0f / (1u << (2 * b * p + b));
+                float acc[4] = {};
 #pragma unroll
-            for (int q = 0; q < 8; q++) v[q] >>= 2 * b;
-            // acc[j]: channel c (j < 2) or c + 1 (times 2^b), column 2t + (j & 1): hi of head 2t + (j & 1) in lanes
-            // t < 2, whose lo lane t + 2 holds (xor 2)
-            float lo[4];
+                for (int ks = 0; ks < 4; ks++) {
+                    unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                    A[0] = paired_codes_to_half2(v[2 * ks], low);
+                    A[1] = paired_codes_to_half2(v[2 * ks], up);
+                    A[2] = paired_codes_to_half2(v[2 * ks + 1], low);
+                    A[3] = paired_codes_to_half2(v[2 * ks + 1], up);
+                    mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
+                }
+                // acc[j]: channel c (j < 2) or c + 1, column 2t + (j & 1): hi of head 2t + (j & 1) in lanes t < 2, whose
+                // lo lane t + 2 holds (xor 2)
+                float lo[4];
 #pragma unroll
-            for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
-            int c = g * (d / 8) + 2 * m;
+                for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
+                int c = g * (d / 8) + 2 * (m0 + p);
 #pragma unroll
-            for (int j = 0; j < 2; j++) {
-                if (2 * t + j < HB) {   // hi's columns
-                    *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                        make_float2(acc[j] + lo[j] * (1.0f / 2048.0f) + z[j],
-                                    (acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f)) * unscaleUp + z[j]);
+                for (int j = 0; j < 2; j++) {
+                    if (2 * t + j < HB) {   // hi's columns
+                        *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
+                            make_float2((acc[j] + lo[j] * (1.0f / 2048.0f)) * unscaleLow + z[j],
+                                        (acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f)) * unscaleUp + z[j]);
+                    }
                 }
             }
+#pragma unroll
+            for (int q = 0; q < 8; q++) v[q] >>= 2 * b * MG;
         }
     }
 }

@@ -35,10 +35,10 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
       = d/16 iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
       most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
       do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
-    "value_tiles for m" (one 16-channel m-tile of the window's values an iteration, both blocks' 4 k-steps, d/16 of
-      them; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its constant
-      shift, 2b = 4; ptxas makes two copies of its loop, for the low and the high halves of the codes' words: 4
-      m-tiles each at 2-bit values);
+    "value_tiles for m" (MG = 4/B 16-channel m-tiles of the window's values an iteration, unrolled, each both blocks'
+      4 k-steps; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its mma count,
+      2 m-tiles of 4 k-steps; ptxas makes two copies of its loop, for the low and the high halves of the codes'
+      words: 4 m-tiles, 2 iterations, each at 2-bit values);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 (a channel a lane)
       and d/16·16/64 (a channel pair a lane) iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the value words' copies, the window's softmax,
@@ -175,7 +175,7 @@ SOURCE_LOOPS = {
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = 2 * lane; c < padded; c += 64) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
-    "value_tiles for m": "for (int m = half * perHalf; m < m1; m++) {",
+    "value_tiles for m": "for (int m0 = half * perHalf; m0 < m1; m0 += MG) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
     "decode_chunk query to shared": "for (int i = threadIdx.x; i < HB * d; i += blockDim.x) {",
@@ -552,9 +552,6 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
             "per_group": census(ins, blocks, lp["per_group_blocks"]),
-            # the constant amounts of its right shifts (value_tiles' m-tile loops are one per code width: 2b)
-            "shift_immediates": sorted({int(m.group(1), 16) for k in lp["own_blocks"] for x in ins[blocks[k][0]:blocks[k][1]]
-                                        for m in [re.match(r"SHF\.R\.U32\.HI \w+, RZ, (0x[0-9a-f]+), ", x["txt"])] if m}),
         })
     return out
 
@@ -603,10 +600,11 @@ def per_key(reports):
         else:
             channels = find_loop(packed, "key_scores for c")["own"]
         # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
-        # halves (in that order), a window's two blocks (4 k-steps) an m-tile; fp64: the teams'
-        # (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one whose constant shift is 2b = 4)
+        # halves (in that order), a window's two blocks (4 k-steps) an m-tile, MG m-tiles an iteration; fp64: the
+        # teams' (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one of 2 m-tiles an iteration:
+        # 8 mma)
         halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"
-                         and lp["shift_immediates"] == [4]), key=lambda lp: int(lp["header"], 16)) if tensor else []
+                         and lp["own"]["mma"] == 8), key=lambda lp: int(lp["header"], 16)) if tensor else []
         if tensor and len(halves) != 2:
             raise SystemExit("value_tiles for m: expected a loop for each half at 2-bit codes; update sass-counts.py to the kernel")
         stage = None
@@ -638,11 +636,10 @@ def per_key(reports):
             if tensor:
                 key_part = add((passes * key_iterations / n, channels))
                 tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
+                low, high = -(-min(tiles, per_half) // 2), -(-max(0, tiles - per_half) // 2)   # iterations, 2 m-tiles each
                 # a window of one block or two costs the same: both blocks' keys scored, the m-tiles' 4 k-steps
-                per_window = add((1, window_packed), (key_iterations, channels), (min(tiles, per_half), halves[0]["own"]),
-                                 (max(0, tiles - per_half), halves[1]["own"]))
-                value_part = add((passes * min(tiles, per_half) / n, halves[0]["own"]),
-                                 (passes * max(0, tiles - per_half) / n, halves[1]["own"]))
+                per_window = add((1, window_packed), (key_iterations, channels), (low, halves[0]["own"]), (high, halves[1]["own"]))
+                value_part = add((passes * low / n, halves[0]["own"]), (passes * high / n, halves[1]["own"]))
             else:
                 key_part = add((passes * key_iterations / n, channels))
                 value_part = add((passes * value_iterations / n, values))
@@ -661,8 +658,8 @@ def per_key(reports):
                 "per_iteration": {("key_pair_scores for step" if tensor else "key_scores for c"):
                                       f"{n} keys per {key_iterations} iterations",
                                   ("value_tiles for m" if tensor else "group_window for i0"):
-                                      (f"{n} keys per {d // 16} iterations (m-tiles), {min(d // 16, 4)} of the low halves' "
-                                       f"copy and {max(0, d // 16 - 4)} of the high halves'") if tensor else
+                                      (f"{n} keys per {d // 16} m-tiles, 2 an iteration: {-(-min(d // 16, 4) // 2)} of the low "
+                                       f"halves' copy and {-(-max(0, d // 16 - 4) // 2)} of the high halves'") if tensor else
                                       f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
                                   "decode_chunk for j0": f"{n} keys"}
