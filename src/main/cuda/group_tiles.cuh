@@ -27,12 +27,6 @@ __device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
     return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
 }
 
-__device__ __forceinline__ unsigned int half2_bits(__half2 h) {
-    unsigned int u;
-    memcpy(&u, &h, sizeof u);
-    return u;
-}
-
 // A lane's value codes and its token's scale/zero for value_tiles. lo[q], hi[q]: pair q's tokens 16(q >> 1) + 2t +
 // 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block token τ = lane's.
 struct ValueWords {

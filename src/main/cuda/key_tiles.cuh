@@ -38,7 +38,8 @@ __device__ __forceinline__ int key_steps(int d) { return (d + KEY_STEP - 1) >> 4
 // A warp's parts of shared memory for its quantized groups (decode_chunk places them; CudaSplitKDecode#sharedBytes).
 struct KeyTiles {
     uint2* frag;      // [key_steps(d)][KEY_STEP_WORDS(HB)]: B fragments, channel masks, offsets and widths, a step's
-    float* score;     // 2·HB × SCORE_TOKENS: the window's scores (score_index; hi's columns, then lo's; block B from token 32) before unscale and zsum, then the values' weights (value_tiles)
+    float* score;     // 2·HB × SCORE_TOKENS: the window's scores (score_index; block B from token 32) before unscale
+                      // and zsum, then the values' weights' records (window_weights)
     float* unscale;   // [HB]: 2^-e, e the head's scaling exponent
     float* zsum;      // [HB]: Σ_c q_c·zero_c, then (int) the group's key path: 1 for key_pair_scores (stage_weights)
     unsigned int* stage;   // VALUE_STAGE_BYTES: the window's value words (stage_value_words; where d <= 128)
@@ -48,7 +49,8 @@ struct KeyTiles {
 // times the warp: cheap where ptxas works them out again in the window loop); a multiple of 16.
 __host__ __device__ constexpr int key_score_bytes(int hb) { return 2 * hb * SCORE_TOKENS * 4 + 2 * hb * 4 + 16; }
 
-// The widest key code key_pair_scores takes: a lane's four tokens' run of a channel, 4b bits, fits a 16-bit half.
+// The widest key code key_pair_scores takes: a lane's run of eight tokens of a channel, 8b bits, fits the funnel
+// shift's 32, and each four of them, 4b bits, a 16-bit half.
 #define PAIR_MAX_BITS 4
 
 // A warp's staged steps.
@@ -131,8 +133,8 @@ __device__ __forceinline__ void stage_weights(const unsigned int* meta, const in
             __half2 hi = __floats2half2_rn(wa, wb);
             float2 back = __half22float2(hi);
             __half2 lo = __floats2half2_rn(wa - back.x, wb - back.y);
-            f[h * 8] = *reinterpret_cast<unsigned int*>(&hi);
-            f[(HB + h) * 8] = *reinterpret_cast<unsigned int*>(&lo);
+            f[h * 8] = half2_bits(hi);
+            f[(HB + h) * 8] = half2_bits(lo);
         }
     }
     if constexpr (!ROWS) {
@@ -172,8 +174,8 @@ __device__ __forceinline__ KeyLane key_lane(const Cache& K, int blk0, const KeyT
 }
 
 // A step's channels 16s + 2t, +1, +8, +9 of the lane (their stream offsets in words and widths, staged): the widths
-// in b and the codes of tok, tok + 1, ... from bit 0 in x (32 bits of the run), one funnel shift of two words a channel. Past d their width
-// and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so no test a channel.
+// in b and the codes of tok, tok + 1, ... from bit 0 in x (32 bits of the run), one funnel shift of two words a
+// channel. Past d their width and offset are 0: words 0 and 1 read, which weigh 0 (stage_key_weights), so no test a channel.
 template <bool PAIRS>
 __device__ __forceinline__ void step_runs(const unsigned int* words, const uint4* channels, int tok, int (&b)[4],
                                           unsigned int (&x)[4]) {

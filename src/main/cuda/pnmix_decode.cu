@@ -23,7 +23,8 @@
 //     nothing, so no branch), and every lane of every team is busy.
 //   - A quantized group's window, fp32 kernel: on tensor cores (key_tiles.cuh, group_tiles.cuh; mma.sync m16n8k16, fp16 operands,
 //     fp32 accumulation), the window's one or two 32-token blocks of the group at once (key_pair_scores, where the
-//     group's channel pairs share their widths; else a block at a time, key_tile_scores). Keys: q·k = Σ q·zero + Σ code·(q·scale)
+//     group's channel pairs share their widths; else a block at a time, key_tile_scores). Keys: q·k = Σ q·zero
+//     + Σ code·(q·scale)
 //     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, turned
 //     into fp16 by bit tricks, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
 //     group with the channels' masks (stage_key_weights), are B, split hi + lo into two fp16 (22 bits: hi in B's

@@ -62,6 +62,13 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
 #endif
 }
 
+// An fp16 pair's bits, as the one 32-bit register it is.
+__device__ __forceinline__ unsigned int half2_bits(__half2 h) {
+    unsigned int u;
+    memcpy(&u, &h, sizeof u);
+    return u;
+}
+
 // Two codes side by side (each below 2^10: the low bits of v's halves under mask's) as the fp16 pair of their exact
 // values, with no conversion instruction: each ORed into the mantissa of 1024.0 (0x6400, LOP3), then 1024 subtracted
 // from both at once (HSUB2, exact).
