@@ -20,7 +20,9 @@
 // 2t, +1, +8, +9 of k-step s (s = 0, 1: block A's 32; 2, 3: block B's) and, of each, channels [g·d/8, (g + 1)·d/8),
 // one run of d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m
 // + 1. A pair of tokens' words becomes their low halves side by side and their high halves side by side (PRMT),
-// shifted by 2b an m-tile, and each A register is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's sum
+// shifted by 8 bits every 4/b m-tiles (value_mtiles: a channel read under a mask shifted to it), and each A register
+// is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's B fragments are one record a token
+// (window_weights). The window's sum
 // per head and channel goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p
 // into team 0's l (the weights are against team 0's max).
 __device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
