@@ -164,6 +164,14 @@ struct KeyLane {
     const uint2* frag;
     const uint2* masks;
     const uint4* channels;
+
+    // On to the next step's words.
+    template <int HB>
+    __device__ __forceinline__ void next() {
+        frag += KEY_STEP_WORDS(HB);
+        masks += KEY_STEP_WORDS(HB);
+        channels += KEY_STEP_WORDS(HB) / 2;
+    }
 };
 
 template <int HB, int RUN>
@@ -229,7 +237,7 @@ __device__ __forceinline__ void key_pair_scores(const Cache& K, int blk0, int d,
     KeyLane k = key_lane<HB, 8>(K, blk0, kt, lane);
     float acc[4][4] = {};
 #pragma unroll 1
-    for (int step = 0; step < key_steps(d); step++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
+    for (int step = 0; step < key_steps(d); step++, k.next<HB>()) {
         int b[4];
         unsigned int x[4];
         step_runs<true>(words, k.channels, k.tok, b, x);
@@ -276,7 +284,7 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d,
     KeyLane k = key_lane<HB, 4>(K, blk0, kt, lane);
     float acc[2][4] = {};
 #pragma unroll 1
-    for (int s = 0; s < key_steps(d); s++, k.frag += KEY_STEP_WORDS(HB), k.masks += KEY_STEP_WORDS(HB), k.channels += KEY_STEP_WORDS(HB) / 2) {
+    for (int s = 0; s < key_steps(d); s++, k.next<HB>()) {
         int b[4];
         unsigned int x[4];
         step_runs<false>(words, k.channels, k.tok, b, x);
