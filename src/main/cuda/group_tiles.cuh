@@ -21,7 +21,7 @@
 // one run of d·b/8 <= 32 bits: one word a token. m-tile m's rows g and g + 8 are channels g·d/8 + 2m and g·d/8 + 2m
 // + 1. A pair of tokens' words becomes their low halves side by side and their high halves side by side (PRMT),
 // shifted by 8 bits every 4/b m-tiles (value_mtiles: a channel read under a mask shifted to it), and each A register
-// is one LOP3 and one HSUB2 (paired_codes_to_half2). The window's B fragments are one record a token
+// is one LOP3 (paired_codes_to_half2: the codes as fp16 subnormals, 2^-24 of them). The window's B fragments are one record a token
 // (window_weights). The window's sum
 // per head and channel goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p
 // into team 0's l (the weights are against team 0's max).
@@ -116,7 +116,7 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
             for (int p = 0; p < MG; p++) {
                 if (m0 + p >= m1) break;
                 const unsigned int low = mask << (2 * b * p), up = mask << (2 * b * p + b);
-                const float unscaleLow = 1.0f / (1u << (2 * b * p)), unscaleUp = 1.0f / (1u << (2 * b * p + b));
+                const float unscaleLow = CODE_UNSCALE / (1u << (2 * b * p)), unscaleUp = CODE_UNSCALE / (1u << (2 * b * p + b));
                 float acc[4] = {};
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++) {

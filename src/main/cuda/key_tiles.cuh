@@ -308,9 +308,11 @@ __device__ __forceinline__ void key_tile_scores(const Cache& K, int blk0, int d,
     put_scores<2>(acc, at, kt, lane);
 }
 
-// Window token tok's scores for the HB held heads as put_scores (or row_tile_scores) leaves them: hi's column plus
-// lo's, unscaled, plus the zero sum (0 for fp16 rows).
-template <int HB>
+// Window token tok's scores for the HB held heads as put_scores (CODES: A held codes, 2^-24 of them) or
+// row_tile_scores (fp16 rows as they are) leaves them: hi's column plus lo's, unscaled, plus the zero sum (0 for fp16
+// rows). CODE_UNSCALE is its own multiply, not folded into kt.unscale: 2^(24 - e) would overflow for weights past
+// 2^117 (e down to -113).
+template <int HB, bool CODES>
 __device__ __forceinline__ void token_scores(const KeyTiles& kt, int tok, float (&s)[HB]) {
     static_assert(HB == 4, "B's 8 columns: 4 float2 a token");
     float c[2 * HB];
@@ -321,5 +323,5 @@ __device__ __forceinline__ void token_scores(const KeyTiles& kt, int tok, float 
         c[2 * u + 1] = f.y;
     }
 #pragma unroll
-    for (int h = 0; h < HB; h++) s[h] = (c[h] + c[HB + h]) * kt.unscale[h] + kt.zsum[h];
+    for (int h = 0; h < HB; h++) s[h] = (c[h] + c[HB + h]) * (CODES ? CODE_UNSCALE : 1.0f) * kt.unscale[h] + kt.zsum[h];
 }

@@ -526,7 +526,7 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
         if (a.keyTiles) {
             // The block's 32 scores on tensor cores (the group's weights staged by decode_chunk); lane τ takes token τ's.
             key_tile_scores<HB>(K, t0 - e, d, 0, kt, a.lane);
-            token_scores<HB>(kt, a.lane, sl);
+            token_scores<HB, true>(kt, a.lane, sl);
             scored = true;
         }
     }
@@ -674,8 +674,8 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
         for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i, d, 32 * i, kt, a.lane);
     }
     float sA[HB], sB[HB];
-    token_scores<HB>(kt, a.lane, sA);
-    token_scores<HB>(kt, 32 + a.lane, sB);   // not the window's where nB == 0 (pair_weights: not held)
+    token_scores<HB, true>(kt, a.lane, sA);
+    token_scores<HB, true>(kt, 32 + a.lane, sB);   // not the window's where nB == 0 (pair_weights: not held)
     float pA[HB], pB[HB];
     pair_weights<HB>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
     __pipeline_wait_prior(0);
@@ -701,7 +701,7 @@ __device__ __forceinline__ void rows_pair_window(const Rows& R, const Segment& s
     for (int blk = 0; blk < (nB > 0 ? 2 : 1); blk++) {
         row_tile_scores<HB>(k0 + 32 * blk * rowBytes, rowBytes, blk ? nB : nA, d, kt.frag, kt.score, a.lane);
         float s[HB];
-        token_scores<HB>(kt, a.lane, s);
+        token_scores<HB, false>(kt, a.lane, s);
 #pragma unroll
         for (int h = 0; h < HB; h++) {
             if (blk == 0) {

@@ -69,25 +69,17 @@ __device__ __forceinline__ unsigned int half2_bits(__half2 h) {
     return u;
 }
 
-// Two codes side by side (each below 2^10: the low bits of v's halves under mask's) as the fp16 pair of their exact
-// values, with no conversion instruction: each ORed into the mantissa of 1024.0 (0x6400, LOP3), then 1024 subtracted
-// from both at once (HSUB2, exact).
-__device__ __forceinline__ unsigned paired_codes_to_half2(unsigned v, unsigned mask) {
-    unsigned biased = lop3<0xEA>(v, mask, 0x64006400u);   // (v & mask) | magic
-#if defined(__CUDA_ARCH__)
-    unsigned d;
-    asm("sub.rn.f16x2 %0, %1, %2;" : "=r"(d) : "r"(biased), "r"(0x64006400u));
-    return d;
-#else
-    unsigned magicBits = 0x64006400u, d;
-    __half2 x, magic;
-    memcpy(&x, &biased, sizeof x);
-    memcpy(&magic, &magicBits, sizeof magic);
-    __half2 r = __hsub2(x, magic);
-    memcpy(&d, &r, sizeof d);
-    return d;
-#endif
-}
+// Codes go into A as fp16 subnormals: a half whose exponent field is 0 and whose mantissa field holds m (< 2^10) is
+// exactly m·2^-24 (IEEE binary16), so a code is its own half once the bits around it are masked off, and the sums an
+// mma makes of them are 2^-24 of the codes' (CODE_UNSCALE undoes it, a power of two: exact). The tensor cores take
+// fp16 subnormal operands as they are, not flushed (the self-test's selftest_mma checks it, on a GPU as on the
+// emulator). Why not the magic number (code | 0x6400 is 1024 + code, then 1024 subtracted): one HSUB2 more an A
+// register, for the same exact value.
+#define CODE_UNSCALE 16777216.0f   // 2^24
+
+// Two codes side by side (each below 2^10: the low bits of v's halves under mask's) as the fp16 pair of their values
+// times 2^-24: one LOP3.
+__device__ __forceinline__ unsigned paired_codes_to_half2(unsigned v, unsigned mask) { return v & mask; }
 
 // The same for two codes in the low bits of lo and of hi: lo's low half and hi's side by side first (PRMT).
 __device__ __forceinline__ unsigned codes_to_half2(unsigned lo, unsigned hi, unsigned mask) {

@@ -327,6 +327,6 @@ extern "C" __global__ void selftest_bits(const unsigned* x, unsigned* out) {
     out[12] = __funnelshift_r(a, b, 0);
     out[13] = __funnelshift_r(a, b, 12);
     out[14] = __funnelshift_r(a, b, 44);
-    // A 3-bit code under garbage (5) and a 9-bit one (0x183 = 387) as the exact halves 5.0 and 387.0.
+    // A 3-bit code under garbage (5) and a 9-bit one (0x183 = 387) as the exact subnormal halves 5·2^-24 and 387·2^-24.
     out[15] = codes_to_half2(0xFFFFFF05u, 0x12340183u, 0x01FF0007u);
 }

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The tensor-core, bit-level and special-function building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync
- * m16n8k16, lop3, ex2.approx.ftz, codes_to_half2: PRMT, LOP3 and sub.f16x2) and
+ * m16n8k16, fp16 subnormal operands included, lop3, ex2.approx.ftz, codes_to_half2: PRMT and LOP3) and
  * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
  * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits}, {@code selftest_ex2} in
@@ -119,6 +119,30 @@ class WarpMatrixOpsTest {
     }
 
     @Test
+    void subnormalCodesTimesWeightsAreExact() {
+        // The decode kernels' operands: A the codes as fp16 subnormals (code·2^-24, code 0 .. 7: warp_ops.cuh's
+        // paired_codes_to_half2), B weights of very different sizes, a column each: small integers times 2^-24
+        // (subnormal too), 2^-20, 2^-14 (the least normal), 2^-3, 1, 2^5, 2^10 and 2^14 (the largest the kernels
+        // stage). Every product and every column's sum is an integer times one power of two, exact in fp32 in any
+        // order: a tensor core that flushed subnormal operands to zero would give 0 in every column.
+        int[] exponent = {-24, -20, -14, -3, 0, 5, 10, 14};
+        double[][] a = matrix(16, 16, (i, k) -> ((i * 3 + k * 5) % 8) * 0x1.0p-24);
+        double[][] b = matrix(16, 8, (k, j) -> ((k * 2 + j * 3) % 5 - 2) * Math.scalb(1.0, exponent[j]));
+        float[] d = mma(a, b, new float[16 * 8]);
+        // By hand: D[1][0] = Σ_k ((3 + 5k) mod 8)·((2k mod 5) − 2) · 2^-48 = −2^-48.
+        assertThat(d[8]).isEqualTo((float) -0x1.0p-48);
+        for (int i = 0; i < 16; i++) {
+            for (int j = 0; j < 8; j++) {
+                double want = 0;
+                for (int k = 0; k < 16; k++) {
+                    want += a[i][k] * b[k][j];
+                }
+                assertThat(d[i * 8 + j]).as("D[%d][%d]", i, j).isEqualTo((float) want).isNotZero();
+            }
+        }
+    }
+
+    @Test
     void lop3BytePermFunnelShiftAndHalf2ArithmeticGiveTheirDocumentedValues() {
         int a = 0x12345678;
         int b = 0x9ABCDEF0;
@@ -154,7 +178,7 @@ class WarpMatrixOpsTest {
         assertThat(out[13]).as("__funnelshift_r by 12").isEqualTo(0xEF012345);
         assertThat(out[14]).as("__funnelshift_r by 44 wraps").isEqualTo(0xEF012345);
         // 5.0 = 1.25 · 2^2 (0x4500); 387.0 = (1 + 131/256) · 2^8 (0x5E0C): the codes' values, the bits above the masks dropped.
-        assertThat(out[15]).as("codes_to_half2").isEqualTo(0x5E0C4500);
+        assertThat(out[15]).as("codes_to_half2: the codes' bits, subnormal halves 387·2^-24 and 5·2^-24").isEqualTo(0x01830005);
     }
 
     /**

@@ -58,14 +58,20 @@ class ChunkSplitTest {
 
     @Test
     void theBenchsCacheEndsItsChunksOnItsGroups() {
-        // 32 fp16 rows, 255 groups of 128, 96 rows: 66 chunks wanted (132 SMs, 8 KV heads).
+        // 32 fp16 rows, 255 groups of 128, 96 rows: 66 chunks wanted (132 SMs, 8 KV heads), 66 made.
         ChunkSplit split = ChunkSplit.balanced(32, 128, 255, 96, TILE, 66);
-        assertThat(split.chunks()).isEqualTo(65);
+        assertThat(split.chunks()).isEqualTo(66);
+        int residual = 32 + 255 * 128;
         for (int k = 1; k < split.chunks(); k++) {
-            assertThat((split.from(k) - 32) % 128).as("chunk %d starts a group", k).isZero();
+            if (split.from(k) < residual) {
+                assertThat((split.from(k) - 32) % 128).as("chunk %d starts a group", k).isZero();
+            } else {
+                assertThat((split.from(k) - residual) % TILE).as("chunk %d starts a tile of the residual", k).isZero();
+            }
         }
+        assertThat(split.from(65)).as("the last group and 64 of the residual's rows, then its last 32").isEqualTo(residual + 64);
         assertThat(split.longest()).isEqualTo(512);
-        assertThat(split.to(0)).as("the sink's rows weigh 4 keys each: 3 groups beside them").isEqualTo(32 + 3 * 128);
+        assertThat(split.to(0)).as("the sink's rows weigh 5 keys each: 2 groups beside them").isEqualTo(32 + 2 * 128);
     }
 
     @Test

@@ -436,14 +436,16 @@ class DecodeIssueModelTest {
             }
         }
         // 32k tokens on 132 SMs, 8 KV heads: 66 chunks a head wanted. The packed cache's split: chunks of four whole
-        // groups (512 keys, 16 blocks in 8 windows of two, one group a warp), the first the sink's rows and three
-        // groups, the last the residual's 96 rows (384 of the 512 a chunk may weigh), 65 in all. Cut every 512 tokens instead, each would
-        // take 9 windows (its first and last a pair's half) and its warps 5 groups' weights.
+        // groups (512 keys, 16 blocks in 8 windows of two, one group a warp), the first the sink's rows and two
+        // groups, then the last group with the residual's first 64 rows (448 of the 512 a chunk may weigh: a row
+        // weighs 5 keys) and its last 32 rows, 66 in all. Cut every 512 tokens instead, each would take 9 windows (its
+        // first and last a pair's half) and its warps 5 groups' weights.
         ChunkSplit packed = split("packed", 32768, 8, 64, 132);
         int groups = (32768 - SINK) / GROUP;
-        assertThat(packed.chunks()).isEqualTo(65);
-        assertThat(packed.from(1)).isEqualTo(SINK + 3 * GROUP);
-        assertThat(packed.from(64)).isEqualTo(SINK + groups * GROUP);
+        assertThat(packed.chunks()).isEqualTo(66);
+        assertThat(packed.from(1)).isEqualTo(SINK + 2 * GROUP);
+        assertThat(packed.from(64)).isEqualTo(SINK + (groups - 1) * GROUP);
+        assertThat(packed.from(65)).isEqualTo(SINK + groups * GROUP + 64);
         assertThat(packed.longest()).isEqualTo(4 * GROUP);
         DecodeWalk interior = DecodeWalk.of(packed.from(5), packed.to(5), SINK, groups, GROUP, true, false, 64, 2);
         assertThat(List.of(interior.keys(), interior.groupWindows(), interior.groupsStaged())).containsExactly(512L, 8L, 4L);
