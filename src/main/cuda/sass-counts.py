@@ -88,7 +88,7 @@ NVCC_FLAGS = ["-std=c++17", "-lineinfo", "-arch=sm_90", "-cubin"]
 
 # Opcode fields (the low 12 bits of an instruction's first word) nvdisasm 11.8 prints blank, by their sm_90 names.
 UNKNOWN_OPCODES = {0x836: "VIADD", 0xc36: "VIADD", 0x848: "VIMNMX", 0x248: "VIMNMX", 0xc48: "VIMNMX",
-                   0x246: "VIADDMNMX", 0x446: "VIADDMNMX", 0xe46: "VIADDMNMX", 0x846: "VIADDMNMX"}
+                   0x246: "VIADDMNMX", 0x446: "VIADDMNMX", 0xe46: "VIADDMNMX", 0x846: "VIADDMNMX", 0xc46: "VIADDMNMX"}
 
 # Source lines are found by their text (so an edit above them moves nothing here): each entry is a line of
 # pnmix_decode.cu, packed_cache.cuh or chunk_merge.cuh that starts a stretch, and the text of the stretch's last line (None: that line
