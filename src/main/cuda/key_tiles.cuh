@@ -14,8 +14,8 @@
 // ---- Keys of a quantized group on tensor cores (the fp32 packed kernel) ----
 // q·k with k = zero + code·scale (the CPU twin's dequantization) is Σ_c q_c·zero_c + Σ_c (q_c·scale_c)·code_c: a
 // group's zeros and scales are per channel, so per group and held head the first sum is one number (zsum) and the
-// second a product of the keys' codes, exact small integers in fp16, with weights w_c = q_c·scale_c: an mma a
-// 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
+// second a product of the keys' codes, exact small integers in fp16 (subnormals, 2^-24 of them: warp_ops.cuh), with
+// weights w_c = q_c·scale_c: an mma a 16-channel step (m16n8k16, fp32 accumulation; warp_ops.cuh). fp16 holds 11 bits of w, so w goes in as two halves,
 // hi = w rounded to fp16 and lo = (w - hi) rounded, 22 bits: hi in B's columns 0 .. HB - 1 and lo in HB .. 2·HB - 1
 // (the HB = 4 held heads fill half of N = 8, so one mma a step does both; their scores are added after the block's
 // last step, once a token and head); w is scaled per

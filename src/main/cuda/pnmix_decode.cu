@@ -25,8 +25,8 @@
 //     fp32 accumulation), the window's one or two 32-token blocks of the group at once (key_pair_scores, where the
 //     group's channel pairs share their widths; else a block at a time, key_tile_scores). Keys: q·k = Σ q·zero
 //     + Σ code·(q·scale)
-//     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, turned
-//     into fp16 by bit tricks, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
+//     with the group's per-channel scales and zeros, so the codes are A as they are (exact small integers, masked
+//     into fp16 subnormals, code·2^-24, codes_to_half2: no conversion instruction) and the weights q·scale, staged once a
 //     group with the channels' masks (stage_key_weights), are B, split hi + lo into two fp16 (22 bits: hi in B's
 //     first HB columns, lo in the other HB, one mma a step). Values (value_tiles, where a value group is a whole
 //     head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero, so again the codes are A and the
