@@ -35,58 +35,67 @@ struct ValueWords {
     unsigned int lo[4], hi[4], meta;
 };
 
-// They go through shared memory: a warp's stage holds both blocks of its window, each [2 chunks][32 lanes][4 words]
-// (the lane's 8 code words, chunk c: pairs q = 2c, 2c + 1, each its two tokens' words; one conflict-free 16-byte load
-// a chunk), then [32 lanes] the meta words. Copied by cp.async (__pipeline_memcpy_async: LDGSTS, 4 bytes each) before
-// the window's keys are scored and read after them, so the values do not wait for the key phase and hold no
-// registers during it (two blocks' words in registers there spill at 128 registers). A lane reads only its own
-// words, once its copies are done (__pipeline_wait_prior); its next copies into them come after it has used what it
-// read (the values' mma), so no barrier.
-#define VALUE_STAGE_BLOCK_WORDS (2 * 32 * 4 + 32)
+// They go through shared memory: a warp's stage holds both blocks of its window, each [32 tokens][VALUE_ROW_WORDS]
+// (token τ's row of the head's codes, d·b/8 bytes: 1 to 8 words), then [32 lanes] the meta words. Lane τ copies token
+// τ's row, a word at a time (cp.async, 4 bytes, predicated past the row's words: no branch), and its meta, before the
+// window's keys are scored; lane (g, t) reads the word of run g of each of its 8 tokens after them
+// (staged_value_words). So the values do not wait for the key phase and hold no registers during it (two blocks'
+// words in registers there spill at 128 registers), and a block's copies cost a lane one address, not one a copy (8
+// tokens' words at 8 addresses). Once its copies are done (__pipeline_wait_prior) a lane reads other lanes' rows:
+// __syncwarp after the wait (theirs are done too); the next window's copies come after every lane has used what it
+// read (the values' mma, then value_tiles' closing __syncwarp).
+#define VALUE_ROW_WORDS 12   // a row's words: up to 8, 12 apart so the reads below are conflict-free
+#define VALUE_STAGE_BLOCK_WORDS (32 * VALUE_ROW_WORDS + 32)
 #define VALUE_STAGE_BYTES (2 * VALUE_STAGE_BLOCK_WORDS * 4)   // a warp's: two blocks; a multiple of 16
 
-// Copies the lane's words of the group's block that starts at blk0 into stage (this block's part). Tokens past the
-// group read its last token's words, whose weights are 0; a lane whose token the window does not hold copies the
-// block's first token's meta (in the group, finite: its weight is 0).
-__device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int d, int lane,
-                                                  unsigned int* stage) {
-    int g = lane >> 2, t = lane & 3, b = K.valueBits;
-    // The block's first token's (token, value group) index; a token's is K.vgroups on.
-    long row0 = ((long) grp * K.G + blk0) * K.vgroups + kvh;
-    __pipeline_memcpy_async(stage + 2 * 32 * 4 + lane,
-                            reinterpret_cast<const unsigned int*>(K.valueMeta) + row0 + (long) (holds ? lane : 0) * K.vgroups, 4);
-    // The word with the lane's run of each token. Bytes a token; the block's last token in the group. A token's word:
-    // first plus a 64-bit product of two unsigned 32-bit numbers, one IMAD.WIDE.U32 an address (first as an integer:
-    // as a pointer ptxas adds K.valueCodes to each address apart, two more instructions each).
-    int runBit = g * (d >> 3) * b;
-    unsigned long long first = reinterpret_cast<unsigned long long>(K.valueCodes + row0 * K.vgBytes + (runBit >> 5) * 4);
-    unsigned int stride = K.vgroups * K.vgBytes;
-    int last = K.G - 1 - blk0;
-#pragma unroll
-    for (int q = 0; q < 4; q++) {
-        int r = 16 * (q >> 1) + 2 * t + 8 * (q & 1);
-        unsigned int r0 = r < last ? r : last, r1 = r + 1 < last ? r + 1 : last;
-        unsigned int* to = stage + ((q >> 1) * 32 + lane) * 4 + (q & 1) * 2;
-        __pipeline_memcpy_async(to, reinterpret_cast<const void*>(first + (unsigned long long) r0 * stride), 4);
-        __pipeline_memcpy_async(to + 1, reinterpret_cast<const void*>(first + (unsigned long long) r1 * stride), 4);
-    }
+// 4 bytes from global src to shared dst by cp.async (its commit and wait: __pipeline_commit, __pipeline_wait_prior)
+// where p holds: one predicated LDGSTS on a GPU, not a branch around it (nor the three never-executed LDS ptxas puts
+// before __pipeline_memcpy_async's).
+__device__ __forceinline__ void copy_word_async_if(bool p, unsigned int* dst, const unsigned int* src) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("\t{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q cp.async.ca.shared.global [%0], [%1], 4;\n\t}\n"
+                 :: "r"((unsigned int) __cvta_generic_to_shared(dst)), "l"(src), "r"((int) p) : "memory");
+#else
+    if (p) __pipeline_memcpy_async(dst, src, 4);
+#endif
 }
 
-// The lane's staged words of a block (stage_value_words; its copies done), each run shifted to bit 0.
+// Copies lane τ's token of the group's block that starts at blk0 (its row of the head's codes and its meta) into
+// stage (this block's part). Tokens past the group copy its last token's row, whose weights are 0; a lane whose token
+// the window does not hold copies the block's first token's meta (in the group, finite: its weight is 0).
+__device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int lane,
+                                                  unsigned int* stage) {
+    // Token indices in the group storage (as CudaCacheCopy's int sizes); a row's address is the KV head's first plus
+    // one 64-bit product of two unsigned 32-bit numbers (IMAD.WIDE.U32; as a pointer, ptxas adds the base apart).
+    unsigned int tok0 = (unsigned int) (grp * K.G + blk0), last = (unsigned int) (K.G - 1 - blk0);
+    unsigned int tok = (unsigned int) lane < last ? (unsigned int) lane : last;
+    const unsigned int* meta = reinterpret_cast<const unsigned int*>(K.valueMeta) + kvh;
+    copy_word_async_if(true, stage + 32 * VALUE_ROW_WORDS + lane, meta + (unsigned long long) (tok0 + (holds ? lane : 0)) * K.vgroups);
+    unsigned long long codes = reinterpret_cast<unsigned long long>(K.valueCodes + kvh * K.vgBytes);
+    const unsigned int* from = reinterpret_cast<const unsigned int*>(
+            codes + (unsigned long long) (tok0 + tok) * (unsigned int) (K.vgroups * K.vgBytes));
+    unsigned int* to = stage + lane * VALUE_ROW_WORDS;
+    int words = K.vgBytes >> 2;   // d·b/32: 1 to 8 (value_tiles_fit)
+#pragma unroll
+    for (int i = 0; i < 8; i++) copy_word_async_if(i < words, to + i, from + i);
+}
+
+// Lane (g, t)'s words of a block (stage_value_words; every lane's copies done), each run shifted to bit 0: of pair
+// q's tokens 16(q >> 1) + 2t + 8(q & 1) and the next, the word that holds run g. Rows VALUE_ROW_WORDS = 12 apart:
+// lanes t = 0 .. 3 read tokens 2t (+ a constant) apart, 24t mod 32 = 0, 24, 16, 8 banks on, and g's words are the
+// next ones (at most 8 of them), so a read is conflict-free.
 __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* stage, int d, int b, int lane) {
     ValueWords v;
-    int shift = ((lane >> 2) * (d >> 3) * b) & 31;   // the run's first bit in its word
+    int runBit = (lane >> 2) * (d >> 3) * b, shift = runBit & 31;   // the run's first bit in its word
+    const unsigned int* words = stage + 2 * (lane & 3) * VALUE_ROW_WORDS + (runBit >> 5);
 #pragma unroll
-    for (int c = 0; c < 2; c++) {
-        uint4 w = *reinterpret_cast<const uint4*>(stage + (c * 32 + lane) * 4);
-        unsigned int x[4] = {w.x >> shift, w.y >> shift, w.z >> shift, w.w >> shift};
-#pragma unroll
-        for (int k = 0; k < 2; k++) {
-            v.lo[2 * c + k] = __byte_perm(x[2 * k], x[2 * k + 1], 0x5410);
-            v.hi[2 * c + k] = __byte_perm(x[2 * k], x[2 * k + 1], 0x7632);
-        }
+    for (int q = 0; q < 4; q++) {
+        int r = 16 * (q >> 1) + 8 * (q & 1);
+        unsigned int x0 = words[r * VALUE_ROW_WORDS] >> shift, x1 = words[(r + 1) * VALUE_ROW_WORDS] >> shift;
+        v.lo[q] = __byte_perm(x0, x1, 0x5410);
+        v.hi[q] = __byte_perm(x0, x1, 0x7632);
     }
-    v.meta = stage[2 * 32 * 4 + lane];
+    v.meta = stage[32 * VALUE_ROW_WORDS + lane];
     return v;
 }
 

@@ -270,9 +270,10 @@ public final class CudaSplitKDecode implements AutoCloseable {
         long tiles = elementBytes == Sizeof.FLOAT
                 ? WARPS * ((headDim + 15) / 16 * (2 * held * 4 + 4 + 16) * 8 + 2 * held * 64 * 4 + 2 * held * 4 + 16) : 0;
         // And where the values can go on tensor cores (head dim at most 128: value_tiles_fit), a warp's stage of its
-        // window's value words: two 32-token blocks of 8 code words and a scale/zero word a lane (VALUE_STAGE_BYTES).
+        // window's value words: two 32-token blocks of 32 tokens' rows (up to 8 words, 12 apart) and their scale/zero
+        // words (VALUE_STAGE_BYTES).
         if (packed && elementBytes == Sizeof.FLOAT && headDim <= 128) {
-            tiles += WARPS * 2 * (2 * 32 * 4 + 32) * 4;
+            tiles += WARPS * 2 * (32 * 12 + 32) * 4;
         }
         // The warps' m, l and acc for the heads a pass holds (all held: no address depends on the group's size), then
         // the query [headDim][held] (zero past the group).
