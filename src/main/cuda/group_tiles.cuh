@@ -11,8 +11,8 @@
 // A key's value is zero + code·scale with one scale and zero a token for the head, so the window's Σ_k p_k·v_k is
 // Σ_k code_k·w_k + Σ_k p_k·zero_k with w = p·scale: an mma with A = the codes (channels on M, keys on K: exact small
 // integers in fp16) and B = w (keys on K, heads on N); the second sum is one number a head, a warp sum. B in fp16 as
-// hi + lo·2^-11 (hi = w rounded to fp16, lo = (w - hi)·2^11 rounded): hi in columns 0 .. HB - 1, lo in HB .. 2·HB -
-// 1 (as the keys' weights: one mma a k-step does both), added once an m-tile (lane t < 2 takes lane t + 2's). hi is
+// hi + lo·2^-11 (hi = w rounded to fp16, lo = (w - hi)·2^11 rounded): head h's hi in column 2h, its lo in 2h + 1 (one
+// mma a k-step does both), added once an m-tile in the lane that holds both (lane t: head t). hi is
 // off by at most 2^-11 of w (2^-25 where w is below fp16's normal range) and lo, at most about w, is rounded in turn
 // to 2^-11 of itself (2^-24 where it is subnormal), so a weight is off by at most 2^-22 of it or 2^-35, whichever is
 // larger (without the 2^11 a weight below 2^-14 would keep only lo's subnormal bits). p <= 1 after raise_to and
@@ -100,10 +100,10 @@ __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* sta
 }
 
 // value_tiles' m-tiles for B-bit codes: rows of the window's Σ p·v into sO, over its two blocks' words (vw[0]: k-steps
-// 0 and 1, vw[1]: 2 and 3; bw: the weights' B fragments a k-step, hi's columns then lo's; z: Σ p·zero of heads 2t,
-// 2t + 1).
+// 0 and 1, vw[1]: 2 and 3; bw: the weights' B fragments a k-step, head h's hi in column 2h and lo·2^11 in 2h + 1;
+// z: Σ p·zero of head t).
 template <int HB, int B>
-__device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], const float (&z)[2],
+__device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], float z,
                                              int g, int t, float* sO) {
     // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest. A channel is
     // taken where it lies in its half, under the mask shifted as far, not the word shifted: m-tile m0 + p's rows g
@@ -136,20 +136,12 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
                     A[3] = paired_codes_to_half2(v[2 * ks + 1], up);
                     mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
                 }
-                // acc[j]: channel c (j < 2) or c + 1, column 2t + (j & 1): hi of head 2t + (j & 1) in lanes t < 2, whose
-                // lo lane t + 2 holds (xor 2)
-                float lo[4];
-#pragma unroll
-                for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
+                // acc: head t's hi (columns 2t: acc[0] channel c, acc[2] c + 1) and lo (2t + 1: acc[1], acc[3]), all
+                // in this lane
                 int c = g * (d / 8) + 2 * (m0 + p);
-#pragma unroll
-                for (int j = 0; j < 2; j++) {
-                    if (2 * t + j < HB) {   // hi's columns
-                        *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                            make_float2((acc[j] + lo[j] * (1.0f / 2048.0f)) * unscaleLow + z[j],
-                                        (acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f)) * unscaleUp + z[j]);
-                    }
-                }
+                *reinterpret_cast<float2*>(sO + t * d + c) =
+                        make_float2((acc[0] + acc[1] * (1.0f / 2048.0f)) * unscaleLow + z,
+                                    (acc[2] + acc[3] * (1.0f / 2048.0f)) * unscaleUp + z);
             }
 #pragma unroll
             for (int q = 0; q < 8; q++) v[q] >>= 2 * b * MG;
@@ -157,26 +149,28 @@ __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], c
     }
 }
 
-// A token's record of its weights w = p·scale for B (window_weights): its 2·HB columns as fp16, hi of each head, then
-// lo·2^11 of each (lo = w - hi, rounded in turn).
+// A token's record of its weights w = p·scale for B (window_weights): its 2·HB columns as fp16, head h's hi in column
+// 2h and its lo·2^11 (lo = w - hi, rounded in turn) in 2h + 1, so an accumulator's two columns in a lane are one
+// head's hi and lo sums (value_mtiles adds them there: no shuffle).
 template <int HB>
 __device__ __forceinline__ uint4 weight_record(const float* p, float scale) {
     static_assert(HB == 4, "a token's 8 columns: one 16-byte record");
-    unsigned int hi[2], lo[2];
+    unsigned int w[4];
 #pragma unroll
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 2; k++) {   // heads 2k and 2k + 1 at once
         float w0 = p[2 * k] * scale, w1 = p[2 * k + 1] * scale;
         __half2 h2 = __floats2half2_rn(w0, w1);
         float2 back = __half22float2(h2);
-        hi[k] = half2_bits(h2);
-        lo[k] = half2_bits(__floats2half2_rn((w0 - back.x) * 2048.0f, (w1 - back.y) * 2048.0f));
+        unsigned int hi = half2_bits(h2), lo = half2_bits(__floats2half2_rn((w0 - back.x) * 2048.0f, (w1 - back.y) * 2048.0f));
+        w[2 * k] = __byte_perm(hi, lo, 0x5410);       // head 2k: hi, lo
+        w[2 * k + 1] = __byte_perm(hi, lo, 0x7632);   // head 2k + 1
     }
-    return make_uint4(hi[0], hi[1], lo[0], lo[1]);
+    return make_uint4(w[0], w[1], w[2], w[3]);
 }
 
 // Lane (g, t)'s B fragments of a window's k-steps (bw[ks]: block A's 0 and 1, block B's 2 and 3), from the weights
 // pA, pB of lane τ's token τ of each block and their scales (metaA, metaB; a block the window does not hold has
-// weights 0): column g < HB: hi of head g's, column HB + h: lo·2^11 of head h's. Lane τ writes its two tokens'
+// weights 0): column 2h: hi of head h's, column 2h + 1: its lo·2^11. Lane τ writes its two tokens'
 // records (weight_record) through kt.score (read by now), [token][column]; lane (g, t) takes column g of tokens 16ks
 // + 2t, +1 (bw[ks][0]) and +8, +9 (bw[ks][1]): each one computed once, by its token's lane, not in every lane that
 // takes it.
@@ -207,7 +201,7 @@ __device__ __forceinline__ void window_weights(const float* pA, unsigned int met
 template <int HB>
 __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pA, const float* pB, const ValueWords (&vw)[2],
                                             int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
-    static_assert(HB == 4, "B's columns: HB his, then HB los, 8 in all");
+    static_assert(HB == 4, "B's columns: each head's hi and lo, 8 in all");
     int g = lane >> 2, t = lane & 3, b = K.valueBits;
     unsigned int bw[4][2];
     window_weights<HB>(pA, vw[0].meta, pB, vw[1].meta, lane, kt, bw);
@@ -222,8 +216,8 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* 
     warp_sum_each<2 * HB>(sums, lane);
 #pragma unroll
     for (int h = 0; h < HB; h++) L[h] = sums[h];
-    // lanes t < 2 store heads 2t, 2t + 1 (selects: an array indexed at run time would go to local memory)
-    float z[2] = {t & 1 ? sums[HB + 2] : sums[HB], t & 1 ? sums[HB + 3] : sums[HB + 1]};
+    // lane (g, t) stores head t (selects: an array indexed at run time would go to local memory)
+    float z = t == 0 ? sums[HB] : t == 1 ? sums[HB + 1] : t == 2 ? sums[HB + 2] : sums[HB + 3];
     // The m-tiles, with b a constant (its mask and shifts immediates; a runtime mask costs a register copy an A
     // register where registers are short): value_tiles_fit admits 1, 2 and 4.
     if (b == 1) {

@@ -52,7 +52,7 @@ __device__ __forceinline__ void row_tile_scores(const unsigned char* k0, long ro
 template <int HB>
 __device__ __forceinline__ void row_value_tiles(const unsigned char* v0, long rowBytes, int n, int d, const float* pA, const float* pB,
                                                 bool pair, int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
-    static_assert(HB == 4, "B's columns: HB his, then HB los, 8 in all");
+    static_assert(HB == 4, "B's columns: each head's hi and lo, 8 in all");
     int g = lane >> 2, t = lane & 3;
     unsigned int bw[4][2];
     window_weights<HB>(pA, ROW_META, pB, ROW_META, lane, kt, bw);
@@ -93,19 +93,10 @@ __device__ __forceinline__ void row_value_tiles(const unsigned char* v0, long ro
                                  __byte_perm(w[2], w[3], 0x5410), __byte_perm(w[2], w[3], 0x7632)};
             mma_m16n8k16_f32_f16(acc, A, b, acc);
         }
-        // acc[j]: channel c (j < 2) or c + 1, column 2t + (j & 1): hi of head 2t + (j & 1) in lanes t < 2, whose lo
-        // lane t + 2 holds (xor 2)
-        float lo[4];
-#pragma unroll
-        for (int j = 0; j < 4; j++) lo[j] = __shfl_xor_sync(FULL, acc[j], 2);
+        // acc: head t's hi (column 2t: acc[0] channel c, acc[2] c + 1) and lo (2t + 1: acc[1], acc[3]), in this lane
         int c = g * (d >> 3) + 2 * m;
-#pragma unroll
-        for (int j = 0; j < 2; j++) {
-            if (2 * t + j < HB) {
-                *reinterpret_cast<float2*>(sO + (2 * t + j) * d + c) =
-                    make_float2(acc[j] + lo[j] * (1.0f / 2048.0f), acc[2 + j] + lo[2 + j] * (1.0f / 2048.0f));
-            }
-        }
+        *reinterpret_cast<float2*>(sO + t * d + c) =
+                make_float2(acc[0] + acc[1] * (1.0f / 2048.0f), acc[2] + acc[3] * (1.0f / 2048.0f));
     }
     __syncwarp();
 }
