@@ -217,13 +217,18 @@ struct Online {
     // A window of keys at once (group_window): the team's max becomes at least the window's, wm, whose keys then
     // weigh 2^(s - m) <= 1 each (weigh: the team adds p·v and p itself). Only a larger max rescales l and acc, by
     // 2^(m_old - m) (as in add: once the max has settled that is rare, about ln n of n windows); a team's first
-    // window (m = -inf) starts from zero.
+    // window (m = -inf) starts from zero. One test for all heads, not a branch a head: where any head's max rises,
+    // every head is rescaled, by exactly 1 (a select, not exp2(0)) where its own stays.
     __device__ __forceinline__ void raise_to(const T* wm) {
+        bool rises = false;
 #pragma unroll
-        for (int h = 0; h < HB; h++) {
-            if (wm[h] > m[h]) {
-                T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
-                m[h] = wm[h];
+        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
+        if (rises) {
+#pragma unroll
+            for (int h = 0; h < HB; h++) {
+                bool up = wm[h] > m[h];
+                T alpha = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
+                m[h] = up ? wm[h] : m[h];
                 l[h] *= alpha;
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;

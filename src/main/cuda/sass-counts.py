@@ -125,7 +125,7 @@ def line_sets(decode, cache):
         if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
             j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
             rare |= set(range(i + 2, j + 1))
-        if "if (wm[h] > m[h]) {" in l:   # raise_to's rescale: through the line before its closing brace
+        if "if (rises) {" in l:   # raise_to's rescale: through the line before its closing brace
             indent = l[:len(l) - len(l.lstrip())]
             j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
