@@ -48,18 +48,6 @@ struct ValueWords {
 #define VALUE_STAGE_BLOCK_WORDS (32 * VALUE_ROW_WORDS + 32)
 #define VALUE_STAGE_BYTES (2 * VALUE_STAGE_BLOCK_WORDS * 4)   // a warp's: two blocks; a multiple of 16
 
-// 4 bytes from global src to shared dst by cp.async (its commit and wait: __pipeline_commit, __pipeline_wait_prior)
-// where p holds: one predicated LDGSTS on a GPU, not a branch around it (nor the three never-executed LDS ptxas puts
-// before __pipeline_memcpy_async's).
-__device__ __forceinline__ void copy_word_async_if(bool p, unsigned int* dst, const unsigned int* src) {
-#if defined(__CUDA_ARCH__)
-    asm volatile("\t{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q cp.async.ca.shared.global [%0], [%1], 4;\n\t}\n"
-                 :: "r"((unsigned int) __cvta_generic_to_shared(dst)), "l"(src), "r"((int) p) : "memory");
-#else
-    if (p) __pipeline_memcpy_async(dst, src, 4);
-#endif
-}
-
 // Copies lane τ's token of the group's block that starts at blk0 (its row of the head's codes and its meta) into
 // stage (this block's part). Tokens past the group copy its last token's row, whose weights are 0; a lane whose token
 // the window does not hold copies the block's first token's meta (in the group, finite: its weight is 0).

@@ -4,6 +4,7 @@
 // hand-computed values, on a GPU as on the emulator.
 #pragma once
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 
 #define FULL 0xffffffffu   // every lane of a warp
 
@@ -59,6 +60,18 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
         if (LUT >> m & 1u) d |= (m & 4 ? a : ~a) & (m & 2 ? b : ~b) & (m & 1 ? c : ~c);
     }
     return d;
+#endif
+}
+
+// 4 bytes from global src to shared dst by cp.async (its commit and wait: __pipeline_commit, __pipeline_wait_prior)
+// where p holds, else nothing: one predicated LDGSTS on a GPU, not a branch around it (nor the three never-executed LDS
+// ptxas puts before a __pipeline_memcpy_async's); on the emulator that copy where p holds.
+__device__ __forceinline__ void copy_word_async_if(bool p, unsigned int* dst, const unsigned int* src) {
+#if defined(__CUDA_ARCH__)
+    asm volatile("\t{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q cp.async.ca.shared.global [%0], [%1], 4;\n\t}\n"
+                 :: "r"((unsigned int) __cvta_generic_to_shared(dst)), "l"(src), "r"((int) p) : "memory");
+#else
+    if (p) __pipeline_memcpy_async(dst, src, 4);
 #endif
 }
 

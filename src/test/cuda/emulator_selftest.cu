@@ -292,6 +292,24 @@ extern "C" __global__ void selftest_mma(const unsigned short* A, const unsigned 
     for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
 }
 
+// Correct, one warp, 64 words of dynamic shared memory (every word first 0xDEADBEEF): copy_word_async_if (warp_ops.cuh)
+// of src[i] into shared word i where its predicate holds (lane l: word l where l is even, word 32 + l where l < 5),
+// then every word into out (WarpMatrixOpsTest has the values).
+extern "C" __global__ void selftest_copy_async(const unsigned* src, unsigned* out) {
+    extern __shared__ unsigned selftest_words[];
+    int lane = threadIdx.x;
+    selftest_words[lane] = 0xDEADBEEFu;
+    selftest_words[32 + lane] = 0xDEADBEEFu;
+    __syncwarp();
+    copy_word_async_if((lane & 1) == 0, selftest_words + lane, src + lane);
+    copy_word_async_if(lane < 5, selftest_words + 32 + lane, src + 32 + lane);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    out[lane] = selftest_words[lane];
+    out[32 + lane] = selftest_words[32 + lane];
+}
+
 // Correct, one thread: ex2_ftz (ex2.approx.ftz.f32) of each of x[0 .. n), into out (WarpMatrixOpsTest has the values).
 extern "C" __global__ void selftest_ex2(const float* x, float* out, int n) {
     for (int i = 0; i < n; i++) out[i] = ex2_ftz(x[i]);

@@ -12,10 +12,11 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The tensor-core, bit-level and special-function building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync
- * m16n8k16, fp16 subnormal operands included, lop3, ex2.approx.ftz, codes_to_half2: PRMT and LOP3) and
+ * m16n8k16, fp16 subnormal operands included, lop3, ex2.approx.ftz, codes_to_half2: PRMT and LOP3, copy_word_async_if:
+ * a predicated cp.async) and
  * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
- * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits}, {@code selftest_ex2} in
+ * kernel built on them means the same on both. Kernels: {@code selftest_mma}, {@code selftest_bits}, {@code selftest_ex2}, {@code selftest_copy_async} in
  * {@code src/test/cuda/emulator_selftest.cu}.
  */
 @Tag("cuda")
@@ -177,8 +178,33 @@ class WarpMatrixOpsTest {
         assertThat(out[12]).as("__funnelshift_r by 0").isEqualTo(a);
         assertThat(out[13]).as("__funnelshift_r by 12").isEqualTo(0xEF012345);
         assertThat(out[14]).as("__funnelshift_r by 44 wraps").isEqualTo(0xEF012345);
-        // 5.0 = 1.25 · 2^2 (0x4500); 387.0 = (1 + 131/256) · 2^8 (0x5E0C): the codes' values, the bits above the masks dropped.
+        // The codes 5 and 387 (0x183) as the mantissas of subnormal halves (exponent field 0: code·2^-24), the bits
+        // above the masks dropped.
         assertThat(out[15]).as("codes_to_half2: the codes' bits, subnormal halves 387·2^-24 and 5·2^-24").isEqualTo(0x01830005);
+    }
+
+    /** copy_word_async_if: the words whose predicate holds are copied, the others left as they were. */
+    @Test
+    void aPredicatedAsyncCopyCopiesTheWordsWhosePredicateHolds() {
+        int[] src = new int[64];
+        for (int i = 0; i < src.length; i++) {
+            src[i] = 0x1000 + i;
+        }
+        int[] out = new int[64];
+        CudaBackend cuda = cuda();
+        try (CudaBackend.DeviceBuffers buf = cuda.new DeviceBuffers()) {
+            CUdeviceptr dsrc = buf.upload(Pointer.to(src), (long) src.length * Sizeof.INT);
+            CUdeviceptr dout = buf.poisoned((long) out.length * Sizeof.INT);
+            JCudaDriver.cuLaunchKernel(cuda.function(MODULE, "selftest_copy_async"), 1, 1, 1, 32, 1, 1, 64 * Sizeof.INT, null, null,
+                    new KernelArgs().ptr(dsrc).ptr(dout).extra());
+            JCudaDriver.cuCtxSynchronize();
+            buf.download(Pointer.to(out), dout, (long) out.length * Sizeof.INT);
+        }
+        for (int lane = 0; lane < 32; lane++) {
+            assertThat(out[lane]).as("word %d (lane %d, copied where even)", lane, lane).isEqualTo(lane % 2 == 0 ? src[lane] : 0xDEADBEEF);
+            assertThat(out[32 + lane]).as("word %d (lane %d, copied where < 5)", 32 + lane, lane)
+                    .isEqualTo(lane < 5 ? src[32 + lane] : 0xDEADBEEF);
+        }
     }
 
     /**
