@@ -31,8 +31,8 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
   packed_decode_chunk_f32, in a quantized group's window of one or two 32-token blocks, on tensor cores
     (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
     whole head, 2-bit values):
-    "key_pair_scores for step" (one 16-channel mma step of the window's 64 keys, both blocks, an iteration: key_steps(d)
-      = d/16 iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
+    "key_pair_scores for step" (two 16-channel mma steps of the window's 64 keys, both blocks, an iteration:
+      key_steps(d)/2 = d/32 rounded up iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
       most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
       do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
     "value_tiles for m" (MG = 4/B 16-channel m-tiles of the window's values an iteration, unrolled, each both blocks'
@@ -171,7 +171,7 @@ SOURCE_LOOPS = {
     "key_scores for c": "for (int c = 0; c < d; c += 4, qc += 4 * HB) {",
     "group_pair_window for blocks": "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i, d, 32 * i, kt, a.lane);",
     "key_tile_scores for s": "for (int s = 0; s < key_steps(d); s++, k.next<HB>()) {",
-    "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step++, k.next<HB>()) {",
+    "key_pair_scores for step": "for (int step = 0; step < key_steps(d); step += 2) {",
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = 2 * lane; c < padded; c += 64) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
@@ -585,7 +585,7 @@ def per_key(reports):
         vk = 8 if t == "f32" else 4
         packed = reports["packed_decode_chunk_" + t]
         fp16 = reports["fp16_decode_chunk_" + t]
-        # fp32: a quantized group's keys on tensor cores, one 16-channel step of a window's 64 keys an iteration
+        # fp32: a quantized group's keys on tensor cores, two 16-channel steps of a window's 64 keys an iteration
         # (key_pair_scores, in group_pair_window; key_tile_scores, a block at a time, is cold, and so are
         # group_pair_window's block loop that calls it and group_window), with the group's weights staged once a
         # group and pass (stage_key_weights, a function of its own); fp64: a lane a key, four channels an iteration
@@ -597,6 +597,8 @@ def per_key(reports):
                 raise SystemExit("key_pair_scores for step: expected one hot copy (group_pair_window's), key_tile_scores "
                                  "for s and group_pair_window for blocks cold; update sass-counts.py")
             channels = hot[0]["own"]
+            if channels["mma"] != 8:
+                raise SystemExit("key_pair_scores for step: expected two steps (8 mma) an iteration; update sass-counts.py")
         else:
             channels = find_loop(packed, "key_scores for c")["own"]
         # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
@@ -632,7 +634,7 @@ def per_key(reports):
             passes = -(-gq // hb)   # a pass walks the window again for the next hb query heads
             n = 64 if tensor else 32   # keys a full window of a group
             value_iterations = n / (vk * p)   # of the unrolled value body per window (0.5: it leaves halfway)
-            key_iterations = -(-d // 16) if tensor else d // 4   # per window (fp32: of 64 keys, fp64: of 32)
+            key_iterations = -(-d // 32) if tensor else d // 4   # per window (fp32: of 64 keys, two steps each; fp64: of 32)
             if tensor:
                 key_part = add((passes * key_iterations / n, channels))
                 tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
@@ -656,7 +658,7 @@ def per_key(reports):
                 staging_part = add()
             result[f"packed_{t}_{shape}"] = {
                 "per_iteration": {("key_pair_scores for step" if tensor else "key_scores for c"):
-                                      f"{n} keys per {key_iterations} iterations",
+                                      f"{n} keys per {key_iterations} iterations" + (" of two 16-channel steps" if tensor else ""),
                                   ("value_tiles for m" if tensor else "group_window for i0"):
                                       (f"{n} keys per {d // 16} m-tiles, 2 an iteration: {-(-min(d // 16, 4) // 2)} of the low "
                                        f"halves' copy and {-(-max(0, d // 16 - 4) // 2)} of the high halves'") if tensor else
