@@ -48,24 +48,33 @@ struct ValueWords {
 #define VALUE_STAGE_BLOCK_WORDS (32 * VALUE_ROW_WORDS + 32)
 #define VALUE_STAGE_BYTES (2 * VALUE_STAGE_BLOCK_WORDS * 4)   // a warp's: two blocks; a multiple of 16
 
-// Copies lane τ's token of the group's block that starts at blk0 (its row of the head's codes and its meta) into
-// stage (this block's part). Tokens past the group copy its last token's row, whose weights are 0; a lane whose token
-// the window does not hold copies the block's first token's meta (in the group, finite: its weight is 0).
-__device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int blk0, bool holds, int kvh, int lane,
-                                                  unsigned int* stage) {
+// Copies lane τ's token of each of the window's two blocks (A from the group's token blk0, B 32 on; its row of the
+// head's codes and its meta) into the stage, both blocks whether or not the window holds B (one set of predicates for
+// both, no branch; B's weights are then 0). Tokens past the group copy its last token's, whose weights are 0 (in the
+// group: finite).
+__device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int blk0, int kvh, int lane, unsigned int* stage) {
     // Token indices in the group storage (as CudaCacheCopy's int sizes); a row's address is the KV head's first plus
     // one 64-bit product of two unsigned 32-bit numbers (IMAD.WIDE.U32; as a pointer, ptxas adds the base apart).
-    unsigned int tok0 = (unsigned int) (grp * K.G + blk0), last = (unsigned int) (K.G - 1 - blk0);
-    unsigned int tok = (unsigned int) lane < last ? (unsigned int) lane : last;
+    unsigned int first = (unsigned int) (grp * K.G), last = first + (unsigned int) (K.G - 1);
+    unsigned int tok[2] = {first + blk0 + lane, first + blk0 + 32 + lane};
     const unsigned int* meta = reinterpret_cast<const unsigned int*>(K.valueMeta) + kvh;
-    copy_word_async_if(true, stage + 32 * VALUE_ROW_WORDS + lane, meta + (unsigned long long) (tok0 + (holds ? lane : 0)) * K.vgroups);
     unsigned long long codes = reinterpret_cast<unsigned long long>(K.valueCodes + kvh * K.vgBytes);
-    const unsigned int* from = reinterpret_cast<const unsigned int*>(
-            codes + (unsigned long long) (tok0 + tok) * (unsigned int) (K.vgroups * K.vgBytes));
+    unsigned int stride = (unsigned int) (K.vgroups * K.vgBytes);   // bytes a token
+    const unsigned int* from[2];
+#pragma unroll
+    for (int blk = 0; blk < 2; blk++) {
+        tok[blk] = tok[blk] < last ? tok[blk] : last;
+        copy_word_async_if(true, stage + blk * VALUE_STAGE_BLOCK_WORDS + 32 * VALUE_ROW_WORDS + lane,
+                           meta + (unsigned long long) tok[blk] * K.vgroups);
+        from[blk] = reinterpret_cast<const unsigned int*>(codes + (unsigned long long) tok[blk] * stride);
+    }
     unsigned int* to = stage + lane * VALUE_ROW_WORDS;
     int words = K.vgBytes >> 2;   // d·b/32: 1 to 8 (value_tiles_fit)
 #pragma unroll
-    for (int i = 0; i < 8; i++) copy_word_async_if(i < words, to + i, from + i);
+    for (int i = 0; i < 8; i++) {
+        copy_word_async_if(i < words, to + i, from[0] + i);
+        copy_word_async_if(i < words, to + VALUE_STAGE_BLOCK_WORDS + i, from[1] + i);
+    }
 }
 
 // Lane (g, t)'s words of a block (stage_value_words; every lane's copies done), each run shifted to bit 0: of pair

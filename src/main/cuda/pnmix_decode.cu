@@ -669,8 +669,7 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     int nA = n < 32 - e ? n : 32 - e, nB = n - nA;   // nB > 0: the window goes on into the next block
     bool holdsA = a.lane >= e && a.lane < e + nA, holdsB = a.lane < nB;
     // The blocks' value words first, into the warp's stage: in flight during the keys.
-    stage_value_words(K, seg.g, blk, holdsA, kvh, a.lane, stage);
-    if (nB > 0) stage_value_words(K, seg.g, blk + 32, holdsB, kvh, a.lane, stage + VALUE_STAGE_BLOCK_WORDS);
+    stage_value_words(K, seg.g, blk, kvh, a.lane, stage);
     __pipeline_commit();
     if (*reinterpret_cast<const int*>(kt.zsum + HB)) {   // the group's pairs fit key_pair_scores (stage_weights)
         key_pair_scores<HB>(K, blk, d, kt, a.lane);
@@ -685,8 +684,8 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     pair_weights<HB>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
     __pipeline_wait_prior(0);
     __syncwarp();   // every lane's copies done: a lane reads others' rows
-    ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane), {}};
-    if (nB > 0) vw[1] = staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane);
+    ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane),   // B's weigh 0 where nB == 0
+                        staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane)};
     float L[HB];
     value_tiles<HB>(K, d, pA, pB, vw, a.lane, kt, sO, L);
     take_window<HB>(st, L, sO, d, a);
