@@ -373,6 +373,20 @@ public final class PnMixKernelChecks {
         // lane's slice one word), in chunks of 520 keys: warps' stretches of 160, windows of two blocks and of one, a
         // last chunk of 41.
         cases.add(decodeCase("d16 group4 keys" + (3 * 520 + 41), rng, 2, 4, 16, 3 * 520 + 41, 520, false, false, owner));
+        // A max that rises in some heads and not in others: a dominant key (logit about 690 in log2 units) at token 100,
+        // in the second window of block 0's first warp (chunks of 520: stretches of 160), for every query head but each
+        // KV head's first, whose query is 0 (its logits all 0: its max never rises after its first window). A window
+        // that rescaled only where the first held head's max rose would weigh that key 2^690: inf in fp32. Values a head
+        // a group (the fp32 kernel's tensor-core windows).
+        DecodeCase risesApart = decodeCase("d64 group4, a dominant key in every head but each KV head's first", rng, 2, 4, 64,
+                2 * 520 + 77, 520, false, 100, owner,
+                new PnMixConfig.CachePolicy(4, 128, 128, 0.5, 3, 1, 2, 64, OneBitLevels.CONDITIONAL_MEANS), PairLayout.ADJACENT);
+        double[] q = risesApart.q().clone();
+        for (int h = 0; h < risesApart.queryHeads(); h += 4) {
+            java.util.Arrays.fill(q, h * 64, (h + 1) * 64, 0.0);
+        }
+        cases.add(new DecodeCase(risesApart.name(), risesApart.packed(), risesApart.fp16(), risesApart.queryHeads(), q,
+                risesApart.chunkKeys(), risesApart.packedReference()));
         return cases;
     }
 
@@ -394,6 +408,13 @@ public final class PnMixKernelChecks {
 
     static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk, boolean zeroQuery,
                                  boolean dominantKey, PackedCacheOps owner, PnMixConfig.CachePolicy policy, PairLayout layout) {
+        return decodeCase(name, rng, kv, group, d, length, chunk, zeroQuery, dominantKey ? -2 : -1, owner, policy, layout);
+    }
+
+    /** dominant: the token whose keys are all 60 (−2: one drawn from rng; −1: none), the query then all ones. */
+    static DecodeCase decodeCase(String name, Rng rng, int kv, int group, int d, int length, int chunk, boolean zeroQuery,
+                                 int dominantAt, PackedCacheOps owner, PnMixConfig.CachePolicy policy, PairLayout layout) {
+        boolean dominantKey = dominantAt != -1;
         PnMixConfig c = new PnMixConfig(new PnMixConfig.Model(256, 16, kv * group, kv, d, 10000.0, layout),
                 policy, new PnMixConfig.Tokens(40, 0));
         PairMask mask = RandomMasks.draw(rng, 1, kv, c.model().pairs(), c.highPairsPerHead())[0];
@@ -402,7 +423,7 @@ public final class PnMixKernelChecks {
         int channels = kv * d;
         byte[] keys = new byte[2 * length * channels];
         byte[] values = new byte[2 * length * channels];
-        int dominant = dominantKey ? (int) (rng.uniform() * length) : -1;
+        int dominant = dominantAt == -2 ? (int) (rng.uniform() * length) : dominantAt;
         for (int t = 0; t < length; t++) {
             double[] k = half(rng, channels);
             double[] v = half(rng, channels);
