@@ -263,8 +263,8 @@ public final class CudaSplitKDecode implements AutoCloseable {
         long held = headsHeld(elementBytes);
         // The fp32 kernels' key tiles (KeyTiles), a warp's: before everything else a window's scores and then the
         // values' weights [2·held][64], per held head 2^-e and the zero sum (fp32), and the group's key path (an int,
-        // padded to 16 bytes: key_score_bytes); after the query, per
-        // 16-channel step (head dim / 16 rounded up to even: key_steps), the B fragments of its weights (8 bytes of fp16 for each of 2·held columns, hi and lo, and
+        // padded to 16 bytes: key_score_bytes); after the query, per 16-channel step (head dim / 16 rounded up to
+        // even: key_steps), the B fragments of its weights (8 bytes of fp16 for each of 2·held columns, hi and lo, and
         // 4 lanes), 4 lanes' 8 bytes of channel masks and 4 lanes' 32 bytes of their channels' offsets and widths
         // (KEY_STEP_WORDS).
         long tiles = elementBytes == Sizeof.FLOAT
