@@ -96,52 +96,54 @@ __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* sta
     return v;
 }
 
-// value_tiles' m-tiles for B-bit codes: rows of the window's Σ p·v into sO, over its two blocks' words (vw[0]: k-steps
-// 0 and 1, vw[1]: 2 and 3; bw: the weights' B fragments a k-step, head h's hi in column 2h and lo·2^11 in 2h + 1;
-// z: Σ p·zero of head t).
-template <int HB, int B>
-__device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], float z,
-                                             int g, int t, float* sO) {
-    // m-tiles: the low halves hold the run's channels below 16/b, 8/b m-tiles; the high halves the rest. A channel is
-    // taken where it lies in its half, under the mask shifted as far, not the word shifted: m-tile m0 + p's rows g
-    // and g + 8 (channels 2m and 2m + 1) 2bp and 2bp + b bits up, their codes times 2^2bp and 2^(2bp + b), exact in
-    // fp16 while below 2^10, so that row of the accumulator is as many times the sum, undone at the output (a power of
-    // two: exact). MG m-tiles a shift of the words: 2b·MG = 8 bits of each half.
-    constexpr int b = B, perHalf = 8 / B, MG = 4 / B;
+// The running state in value_tiles' layout (tile_state): lane (g, t) holds, of head t, m-tile m's accumulator (m <
+// d/16) in acc[4m .. 4m + 3]: channel c = g·d/8 + 2m's hi sum (column 2t), its lo·2^11 sum (2t + 1), then channel c +
+// 1's two. In code units: channel c's value is (hi + lo·2^-11)·value_unscale<B>(m, 0) + z, c + 1's the same with
+// value_unscale<B>(m, 1) (z: head t's Σ p·zero).
+template <int B>
+__host__ __device__ constexpr float value_unscale(int m, int up) {
+    // m-tile m's rows, in its half's word, sit 2b·p bits up (p = m mod 4/B) and the odd channel b further:
+    // value_mtiles reads them under a mask shifted there, so its sums are 2^(2bp) (2^(2bp + b)) times the codes'
+    return CODE_UNSCALE / (float) (1u << (2 * B * (m % (4 / B)) + (up ? B : 0)));
+}
+
+// value_tiles' m-tiles for B-bit codes: the window's Σ code·w into the state's accumulators (acc: value_unscale's
+// layout), over its two blocks' words (vw[0]: k-steps 0 and 1, vw[1]: 2 and 3; bw: the weights' B fragments a k-step,
+// head h's hi in column 2h and lo·2^11 in 2h + 1). Unrolled over m-tiles: an accumulator a register, kept from window
+// to window (no store, and no add into acc a window). The m-tiles: the low halves hold the run's channels below 16/b,
+// 8/b m-tiles; the high halves the rest. A channel is taken where it lies in its half, under the mask shifted as far,
+// not the word shifted: m-tile p's rows g and g + 8 (channels 2m and 2m + 1) 2bp and 2bp + b bits up, their codes
+// times 2^2bp and 2^(2bp + b), exact in fp16 while below 2^10 (the fp16 subnormals' 10 bits), so 4/b m-tiles a shift
+// of the words: 2b·4/b = 8 bits of each half.
+template <int B>
+__device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], float* acc) {
+    constexpr int perHalf = 8 / B, MG = 4 / B;
     constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
-    int tiles = d >> 4;   // d / 16
+    int tiles = d >> 4;   // d / 16, at most 8 (value_tiles_fit)
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         unsigned int v[8];
 #pragma unroll
         for (int q = 0; q < 8; q++) v[q] = half ? vw[q >> 2].hi[q & 3] : vw[q >> 2].lo[q & 3];
-        int m1 = tiles < (half + 1) * perHalf ? tiles : (half + 1) * perHalf;
-#pragma unroll 1
-        for (int m0 = half * perHalf; m0 < m1; m0 += MG) {
 #pragma unroll
-            for (int p = 0; p < MG; p++) {
-                if (m0 + p >= m1) break;
-                const unsigned int low = mask << (2 * b * p), up = mask << (2 * b * p + b);
-                const float unscaleLow = CODE_UNSCALE / (1u << (2 * b * p)), unscaleUp = CODE_UNSCALE / (1u << (2 * b * p + b));
-                float acc[4] = {};
+        for (int i = 0; i < perHalf; i++) {
+            const int m = half * perHalf + i, p = i % MG;
+            if (m >= 8 || (m > 0 && m >= tiles)) return;   // B = 1: the low halves hold all 8
+            if (i > 0 && p == 0) {
 #pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
-                    A[0] = paired_codes_to_half2(v[2 * ks], low);
-                    A[1] = paired_codes_to_half2(v[2 * ks], up);
-                    A[2] = paired_codes_to_half2(v[2 * ks + 1], low);
-                    A[3] = paired_codes_to_half2(v[2 * ks + 1], up);
-                    mma_m16n8k16_f32_f16(acc, A, bw[ks], acc);
-                }
-                // acc: head t's hi (columns 2t: acc[0] channel c, acc[2] c + 1) and lo (2t + 1: acc[1], acc[3]), all
-                // in this lane
-                int c = g * (d / 8) + 2 * (m0 + p);
-                *reinterpret_cast<float2*>(sO + t * d + c) =
-                        make_float2((acc[0] + acc[1] * (1.0f / 2048.0f)) * unscaleLow + z,
-                                    (acc[2] + acc[3] * (1.0f / 2048.0f)) * unscaleUp + z);
+                for (int q = 0; q < 8; q++) v[q] >>= 2 * B * MG;
             }
+            const unsigned int low = mask << (2 * B * p), up = mask << (2 * B * p + B);
+            float* c = acc + 4 * m;
 #pragma unroll
-            for (int q = 0; q < 8; q++) v[q] >>= 2 * b * MG;
+            for (int ks = 0; ks < 4; ks++) {
+                unsigned int A[4];   // rows g (channel 2m of the run) and g + 8 (2m + 1); tokens 2t, 2t + 1, then + 8
+                A[0] = paired_codes_to_half2(v[2 * ks], low);
+                A[1] = paired_codes_to_half2(v[2 * ks], up);
+                A[2] = paired_codes_to_half2(v[2 * ks + 1], low);
+                A[3] = paired_codes_to_half2(v[2 * ks + 1], up);
+                mma_m16n8k16_f32_f16(c, A, bw[ks], c);
+            }
         }
     }
 }
@@ -191,15 +193,15 @@ __device__ __forceinline__ void window_weights(const float* pA, unsigned int met
     }
 }
 
-// The window's Σ p·v into sO [head][channel] (HB of d, every lane's part written when it returns) and Σ p a head
-// into L (every lane's), over its blocks A and B (where the window holds no key of B, B's weights and words are 0).
-// pA, pB: the weights of the lane's token of each block (0 where the window does not hold it), against one running
-// max; vw: staged_value_words of A and B.
-template <int HB>
-__device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* pA, const float* pB, const ValueWords (&vw)[2],
-                                            int lane, const KeyTiles& kt, float* sO, float (&L)[HB]) {
+// The window's Σ p·v added to the state in value_tiles' layout (acc, z: value_unscale's) and Σ p a head to l (every
+// lane's), over its blocks A and B (where the window holds no key of B, B's weights and words are 0). pA, pB: the
+// weights of the lane's token of each block (0 where the window does not hold it), against the state's max; vw:
+// staged_value_words of A and B.
+template <int HB, int B>
+__device__ __forceinline__ void value_tiles(int d, const float* pA, const float* pB, const ValueWords (&vw)[2], int lane,
+                                            const KeyTiles& kt, float* acc, float (&l)[HB], float& z) {
     static_assert(HB == 4, "B's columns: each head's hi and lo, 8 in all");
-    int g = lane >> 2, t = lane & 3, b = K.valueBits;
+    int t = lane & 3;
     unsigned int bw[4][2];
     window_weights<HB>(pA, vw[0].meta, pB, vw[1].meta, lane, kt, bw);
     // Σ p and Σ p·zero a head, every head in every lane (one reduce-scatter of both).
@@ -212,17 +214,9 @@ __device__ __forceinline__ void value_tiles(const Cache& K, int d, const float* 
     }
     warp_sum_each<2 * HB>(sums, lane);
 #pragma unroll
-    for (int h = 0; h < HB; h++) L[h] = sums[h];
-    // lane (g, t) stores head t (selects: an array indexed at run time would go to local memory)
-    float z = t == 0 ? sums[HB] : t == 1 ? sums[HB + 1] : t == 2 ? sums[HB + 2] : sums[HB + 3];
-    // The m-tiles, with b a constant (its mask and shifts immediates; a runtime mask costs a register copy an A
-    // register where registers are short): value_tiles_fit admits 1, 2 and 4.
-    if (b == 1) {
-        value_mtiles<HB, 1>(d, vw, bw, z, g, t, sO);
-    } else if (b == 2) {
-        value_mtiles<HB, 2>(d, vw, bw, z, g, t, sO);
-    } else {
-        value_mtiles<HB, 4>(d, vw, bw, z, g, t, sO);
-    }
-    __syncwarp();
+    for (int h = 0; h < HB; h++) l[h] += sums[h];
+    // lane (g, t) holds head t (selects: an array indexed at run time would go to local memory)
+    z += t == 0 ? sums[HB] : t == 1 ? sums[HB + 1] : t == 2 ? sums[HB + 2] : sums[HB + 3];
+    value_mtiles<B>(d, vw, bw, acc);
+    __syncwarp();   // every lane's columns of kt.score read before the next window's scores
 }

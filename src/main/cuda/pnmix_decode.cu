@@ -178,10 +178,12 @@ __device__ __forceinline__ void widen(const Words4& x, T* out) {
     }
 }
 
-// The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads.
+// The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads. In the fp32
+// packed kernel's quantized groups it is held in value_tiles' layout instead (tile_state: m and l the warp's, acc and
+// z as value_unscale says).
 template <typename T, int HB>
 struct Online {
-    T m[HB], l[HB], acc[HB][VEC];
+    T m[HB], l[HB], acc[HB][VEC], z;
 
     __device__ __forceinline__ void clear() {
 #pragma unroll
@@ -191,6 +193,7 @@ struct Online {
 #pragma unroll
             for (int k = 0; k < VEC; k++) acc[h][k] = 0;
         }
+        z = 0;
     }
 
     // One key: one exp2 a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
@@ -233,6 +236,33 @@ struct Online {
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             }
+        }
+    }
+
+    // raise_to in value_tiles' layout: every lane holds the warp's m and l, and head t's acc and z, rescaled by
+    // head t's alpha.
+    __device__ __forceinline__ void raise_tiles(const T* wm, int t) {
+        bool rises = false;
+#pragma unroll
+        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
+        if (rises) {
+            T alpha[HB];
+#pragma unroll
+            for (int h = 0; h < HB; h++) {
+                bool up = wm[h] > m[h];
+                alpha[h] = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
+                m[h] = up ? wm[h] : m[h];
+                l[h] *= alpha[h];
+            }
+            T at = alpha[0];
+#pragma unroll
+            for (int h = 1; h < HB; h++) at = t == h ? alpha[h] : at;
+#pragma unroll
+            for (int h = 0; h < HB; h++) {
+#pragma unroll
+                for (int k = 0; k < VEC; k++) acc[h][k] *= at;
+            }
+            z *= at;
         }
     }
 
@@ -611,9 +641,10 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 }
 
 // A window of one or two blocks (lane τ holds block token τ's scores sA, sB where holdsA, holdsB): its max per head
-// raises every team's running state once (Online::raise_to), and each key's weight 2^(s - m) against team 0's max,
-// which takes the window (take_window), into pA, pB (0 where the lane holds no key).
-template <int HB>
+// raises the running state once, and each key's weight 2^(s - m) against its max, into pA, pB (0 where the lane holds
+// no key). TILED: the state in value_tiles' layout, the warp's (Online::raise_tiles); else every team's is raised
+// (Online::raise_to) and the weights are against team 0's max, which takes the window (take_window).
+template <int HB, bool TILED>
 __device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], bool holdsA, bool holdsB, float log2e_scale,
                                              Online<float, HB>& st, int lane, float (&pA)[HB], float (&pB)[HB]) {
     float wm[HB];
@@ -624,10 +655,14 @@ __device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], b
         wm[h] = larger(sA[h], sB[h]);
     }
     warp_max_each<HB>(wm, lane);
-    st.raise_to(wm);
+    if constexpr (TILED) {
+        st.raise_tiles(wm, lane & 3);
+    } else {
+        st.raise_to(wm);
+    }
 #pragma unroll
     for (int h = 0; h < HB; h++) {
-        float m = __shfl_sync(FULL, st.m[h], 0);   // team 0 takes every key
+        float m = TILED ? st.m[h] : __shfl_sync(FULL, st.m[h], 0);   // else team 0 takes every key
         pA[h] = holdsA ? ex2_ftz(sA[h] - m) : 0.0f;
         pB[h] = holdsB ? ex2_ftz(sB[h] - m) : 0.0f;
     }
@@ -651,19 +686,78 @@ __device__ __forceinline__ void take_window(Online<float, HB>& st, const float (
     }
 }
 
+// The running state into value_tiles' layout (value_unscale), where a warp goes from rows (or its start) to a quantized
+// group's pair windows: the teams merged (every lane then holds the warp's m and l), team 0's acc through the warp's
+// sO [head][channel], each lane's head and channels divided by their m-tiles' unscale (powers of two: exact), z 0.
+template <int HB, int B>
+__device__ void tile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
+    for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, HB);
+    if (a.team == 0 && VEC * a.r < d) {
+#pragma unroll
+        for (int h = 0; h < HB; h++) {
+            *reinterpret_cast<float4*>(sO + h * d + VEC * a.r) = make_float4(st.acc[h][0], st.acc[h][1], st.acc[h][2], st.acc[h][3]);
+            *reinterpret_cast<float4*>(sO + h * d + VEC * a.r + 4) = make_float4(st.acc[h][4], st.acc[h][5], st.acc[h][6], st.acc[h][7]);
+        }
+    }
+    __syncwarp();
+    const float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);   // head t's run g
+    float* acc = &st.acc[0][0];
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        bool held = 16 * m < d;
+        acc[4 * m] = held ? row[2 * m] * (1.0f / value_unscale<B>(m, 0)) : 0.0f;
+        acc[4 * m + 1] = 0.0f;
+        acc[4 * m + 2] = held ? row[2 * m + 1] * (1.0f / value_unscale<B>(m, 1)) : 0.0f;
+        acc[4 * m + 3] = 0.0f;
+    }
+    st.z = 0;
+    __syncwarp();   // every lane's reads of sO before it is written again
+}
+
+// Back from value_tiles' layout, where a warp goes from a group's pair windows to rows, and at the end of its stretch:
+// each lane's channels of its head, (hi + lo·2^-11)·unscale + z, through sO into team 0's acc; the other teams' acc
+// and l 0 (every lane held the warp's l), so the teams' merge counts the window sums once.
+template <int HB, int B>
+__device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
+    float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);
+    const float* acc = &st.acc[0][0];
+#pragma unroll
+    for (int m = 0; m < 8; m++) {
+        if (16 * m < d) {
+            *reinterpret_cast<float2*>(row + 2 * m) =
+                    make_float2((acc[4 * m] + acc[4 * m + 1] * (1.0f / 2048.0f)) * value_unscale<B>(m, 0) + st.z,
+                                (acc[4 * m + 2] + acc[4 * m + 3] * (1.0f / 2048.0f)) * value_unscale<B>(m, 1) + st.z);
+        }
+    }
+    __syncwarp();
+    bool takes = a.team == 0 && VEC * a.r < d;
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        float o[VEC] = {};
+        if (takes) {
+            load4(sO + h * d + VEC * a.r, o);
+            load4(sO + h * d + VEC * a.r + 4, o + 4);
+        }
+#pragma unroll
+        for (int k = 0; k < VEC; k++) st.acc[h][k] = o[k];
+        st.l[h] = a.team == 0 ? st.l[h] : 0.0f;
+    }
+    st.z = 0;
+    __syncwarp();   // every lane's reads of sO before it is written again
+}
+
 // The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores
 // (a.valueTiles): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
 // B from its start), one softmax for both. The scores of both blocks at once where the group's channel pairs share
 // their widths (key_pair_scores: a step's loads serve 64 tokens), else a block at a time (key_tile_scores); block
-// token τ's score then ends in lane τ, A's and B's. The window's max over both blocks raises every team's state once
-// (Online::raise_to); each key's weight against team 0's max, which takes the window: value_tiles' Σ p·v through sO
-// into its lanes' acc, Σ p into its l. Why two blocks: what a window costs once (the max, the rescale, the sum, team
-// 0's 32 adds, the m-tiles' output) is spread over up to 64 keys; the m-tiles take both blocks' 4 k-steps into one
-// accumulator.
-template <int HB>
+// token τ's score then ends in lane τ, A's and B's. The state is in value_tiles' layout (tile_state): the window's
+// max over both blocks raises it once (Online::raise_tiles), each key weighs 2^(s - m) against it, and value_tiles
+// adds the window's Σ p·v into its accumulators (B-bit codes), Σ p into l. Why two blocks: what a window costs once
+// (the max, the rescale, the sums) is spread over up to 64 keys; the m-tiles take both blocks' 4 k-steps at once.
+template <int HB, int B>
 __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Segment& seg, int j0, int n, int kvh, int d,
                                                   float log2e_scale, Online<float, HB>& st, const Lanes& a, const KeyTiles& kt,
-                                                  float* sO, unsigned int* stage) {
+                                                  unsigned int* stage) {
     const Cache& K = R.K;
     int t0 = j0 - seg.start, e = t0 & 31, blk = t0 - e;
     int nA = n < 32 - e ? n : 32 - e, nB = n - nA;   // nB > 0: the window goes on into the next block
@@ -681,14 +775,12 @@ __device__ __forceinline__ void group_pair_window(const PackedRows& R, const Seg
     token_scores<HB, true>(kt, a.lane, sA);
     token_scores<HB, true>(kt, 32 + a.lane, sB);   // not the window's where nB == 0 (pair_weights: not held)
     float pA[HB], pB[HB];
-    pair_weights<HB>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
+    pair_weights<HB, true>(sA, sB, holdsA, holdsB, log2e_scale, st, a.lane, pA, pB);
     __pipeline_wait_prior(0);
     __syncwarp();   // every lane's copies done: a lane reads others' rows
-    ValueWords vw[2] = {staged_value_words(stage, d, K.valueBits, a.lane),   // B's weigh 0 where nB == 0
-                        staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, K.valueBits, a.lane)};
-    float L[HB];
-    value_tiles<HB>(K, d, pA, pB, vw, a.lane, kt, sO, L);
-    take_window<HB>(st, L, sO, d, a);
+    ValueWords vw[2] = {staged_value_words(stage, d, B, a.lane),   // B's weigh 0 where nB == 0
+                        staged_value_words(stage + VALUE_STAGE_BLOCK_WORDS, d, B, a.lane)};
+    value_tiles<HB, B>(d, pA, pB, vw, a.lane, kt, &st.acc[0][0], st.l, st.z);
 }
 
 // The warp's window [j0, j0 + n) of an fp16 cache's rows where the fp32 kernel takes them on tensor cores
@@ -717,7 +809,7 @@ __device__ __forceinline__ void rows_pair_window(const Rows& R, const Segment& s
         }
     }
     float pA[HB], pB[HB], L[HB];
-    pair_weights<HB>(sA, sB, a.lane < nA, a.lane < nB, log2e_scale, st, a.lane, pA, pB);
+    pair_weights<HB, false>(sA, sB, a.lane < nA, a.lane < nB, log2e_scale, st, a.lane, pA, pB);
     row_value_tiles<HB>(R.value_rows(seg, j0, kvh, d), rowBytes, n, d, pA, pB, nB > 0, a.lane, kt, sO, L);
     take_window<HB>(st, L, sO, d, a);
 }
@@ -737,11 +829,10 @@ __device__ __forceinline__ void rows_stretch(const Rows& R, const Segment& seg, 
 template <typename T, int HB>
 __device__ __forceinline__ void group_window(const Fp16Rows&, const Segment&, int, int, int, int, T, const T*,
                                              Online<T, HB>&, const Lanes&, const KeyTiles&) {}
-template <int HB>
-__device__ __forceinline__ void group_pair_window(const Fp16Rows&, const Segment&, int, int, int, int, float, Online<float, HB>&,
-                                                  const Lanes&, const KeyTiles&, float*, unsigned int*) {}
 
-template <typename T, int HB, typename Rows>
+// VB: the value code width whose quantized groups go on tensor cores (value_tiles; 1, 2 or 4: a kernel a width, so
+// that a window's m-tiles are unrolled for one width only), or 0 for none.
+template <typename T, int HB, int VB, typename Rows>
 __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* partAcc, T* out, unsigned int* done, int Hq,
                              int Hkv, int d, const int* starts, int chunks, int tile, T scale, int gc, int valueBits) {
     extern __shared__ __align__(16) unsigned char smem_raw[]; // read as double and float: 16-byte aligned
@@ -771,7 +862,9 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
-    a.valueTiles = sizeof(T) == 4 && Rows::GROUPS && value_tiles_fit(gc, d, valueBits);
+    // CudaSplitKDecode launches a _bB kernel only where the cache's values fit value_tiles (B bits): it has no other
+    // path for a group (group_window beside the pair windows took it past 128 registers, spilling)
+    a.valueTiles = VB > 0 && valueBits == VB && value_tiles_fit(gc, d, valueBits);
     // Rows on tensor cores in the fp16 cache's kernel only: in the packed one (its sink and residual) the tiles beside
     // the groups' take it past 128 registers (ptxas spilled 68 to 160 bytes of the prologue's values, reloaded in the
     // key loop too, in every arrangement tried), so its rows stay on rows_window.
@@ -845,6 +938,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         st.clear();
         // Windows of at most `window` keys, never across a segment's end.
         Segment seg = R.segment_at(first);
+        bool tiled = false;   // st in value_tiles' layout (tile_state): while the warp is in groups' pair windows
         int staged = -1;   // the group whose key weights kt holds (tensorKeys), for this pass's heads
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
@@ -860,6 +954,16 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                 }
             }
             bool pairs = !R.rows(seg) && a.valueTiles;
+            if constexpr (VB > 0) {
+                if (pairs != tiled) {   // at most twice a stretch: into groups' pair windows after rows, and out
+                    if (pairs) {
+                        tile_state<HB, VB>(st, d, sAcc + a.warp * hs * d, a);
+                    } else {
+                        untile_state<HB, VB>(st, d, sAcc + a.warp * hs * d, a);
+                    }
+                    tiled = pairs;
+                }
+            }
             int most = pairs ? pairWindow : window;
             n = end - j0 < most ? end - j0 : most;
             // A quantized group's window stays inside one 32-token block of the group (group_window), or two
@@ -880,14 +984,19 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                         staged = seg.g;
                     }
                 }
-                if constexpr (tensorKeys && Rows::GROUPS) {
+                if constexpr (VB > 0) {
                     if (pairs) {
-                        group_pair_window<HB>(R, seg, j0, n, kvh, d, log2e_scale, st, a, kt, sAcc + a.warp * hs * d, kt.stage);
+                        group_pair_window<HB, VB>(R, seg, j0, n, kvh, d, log2e_scale, st, a, kt, kt.stage);
                         continue;
                     }
                 }
-                group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt);
+                if constexpr (VB == 0) {   // the _bB kernels' groups are all pair windows (the host's choice)
+                    group_window<T, HB>(R, seg, j0, n, kvh, d, log2e_scale, sQ, st, a, kt);
+                }
             }
+        }
+        if constexpr (VB > 0) {
+            if (tiled) untile_state<HB, VB>(st, d, sAcc + a.warp * hs * d, a);
         }
         // The warp's teams merged (lanes r, r + R, ... hold the same channels), then the warps through shared memory.
         for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, hb);
@@ -941,7 +1050,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
 }
 
 // dims: the packed_attention_* layout (packed_cache.cuh), with Tq = 1 and causal = 0.
-#define PACKED_DECODE_KERNEL(NAME, T, HB)                                                                      \
+#define PACKED_DECODE_KERNEL(NAME, T, HB, VB)                                                                      \
     extern "C" __global__ void __launch_bounds__(128, 4) NAME(const unsigned char* sinkK, const unsigned char* sinkV,                    \
                                     const unsigned char* resK, const unsigned char* resV,                      \
                                     const unsigned char* keyCodes, const unsigned char* keyMeta,               \
@@ -951,7 +1060,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                                     unsigned int* done, const int* starts, int chunks, int tile, T scale) {    \
         PackedRows R{make_cache(sinkK, sinkV, resK, resV, keyCodes, keyMeta, keyBits, keyOffsets, valueCodes,  \
                                 valueMeta, dims)};                                                             \
-        decode_chunk<T, HB>(R, q, partM, partL, partAcc, out, done, dims[0], dims[1], dims[4], starts, chunks,  \
+        decode_chunk<T, HB, VB>(R, q, partM, partL, partAcc, out, done, dims[0], dims[1], dims[4], starts, chunks, \
                             tile, scale, R.K.gc, R.K.valueBits);                                               \
     }
 
@@ -960,10 +1069,15 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                                     int d, const T* q, T* partM, T* partL, T* partAcc, T* out,                 \
                                     unsigned int* done, const int* starts, int chunks, int tile, T scale) {    \
         Fp16Rows R{k, v, Hkv * d};                                                                             \
-        decode_chunk<T, HB>(R, q, partM, partL, partAcc, out, done, Hq, Hkv, d, starts, chunks, tile, scale, 0, 0); \
+        decode_chunk<T, HB, 0>(R, q, partM, partL, partAcc, out, done, Hq, Hkv, d, starts, chunks, tile, scale, 0, 0); \
     }
 
-PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double, HEADS_F64)
-PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float, HEADS_F32)
+// The fp32 packed kernel a value code width (CudaSplitKDecode picks by the cache's): _b1, _b2, _b4 take a quantized
+// group's values on tensor cores where value_tiles_fit; packed_decode_chunk_f32 never does (other widths).
+PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double, HEADS_F64, 0)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float, HEADS_F32, 0)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f32_b1, float, HEADS_F32, 1)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f32_b2, float, HEADS_F32, 2)
+PACKED_DECODE_KERNEL(packed_decode_chunk_f32_b4, float, HEADS_F32, 4)
 FP16_DECODE_KERNEL(fp16_decode_chunk_f64, double, HEADS_F64)
 FP16_DECODE_KERNEL(fp16_decode_chunk_f32, float, HEADS_F32)

@@ -129,6 +129,8 @@ def line_sets(decode, cache):
             indent = l[:len(l) - len(l.lstrip())]
             j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
+    # the state into and out of value_tiles' layout: at most twice a warp's stretch
+    rare |= lines_of(decode, "__device__ void tile_state(", "// The warp's window [j0, j0 + n) of quantized group seg.g")
     return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
             {"pnmix_decode.cu": rare})
 
@@ -175,7 +177,6 @@ SOURCE_LOOPS = {
     "stage_key_weights for c (largest weight, zero sum)": "for (int c = lane; c < d; c += 32) {",
     "stage_key_weights for c (weights)": "for (int c = 2 * lane; c < padded; c += 64) {",
     "group_window for i0": "for (int i0 = 0; i0 < n; i0 += VK * a.P) {",
-    "value_tiles for m": "for (int m0 = half * perHalf; m0 < m1; m0 += MG) {",
     "prologue while R": "while (VEC * a.R < d && a.R < 32) a.R <<= 1;",
     "decode_chunk for h0": "for (int h0 = 0; h0 < gq; h0 += HB) {",
     "decode_chunk query to shared": "for (int i = threadIdx.x; i < HB * d; i += blockDim.x) {",
@@ -538,6 +539,7 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
     in_loops = set().union(*[lp["blocks"] for lp in loops]) if loops else set()
     out = {"instructions": len(ins), "hot_instructions": size(hot), "cold_instructions": size(cold),
            "rare_instructions": size(rare), "outside_loops": size(k for k in hot if k not in in_loops),
+           "rare_outside_loops": size(k for k in rare if k not in in_loops),
            "outside_loops_by_class": census(ins, blocks, [k for k in hot if k not in in_loops]), "loops": []}
     for lp in sorted(loops, key=lambda q: ins[blocks[q["header"]][0]]["a"]):
         c = census(ins, blocks, lp["own_blocks"])
@@ -552,6 +554,9 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
             "per_group": census(ins, blocks, lp["per_group_blocks"]),
+            # its own blocks that hold mma, in address order (the packed kernel's window: value_mtiles' m-tiles)
+            "mma_blocks": [cb for cb in (census(ins, blocks, [k]) for k in sorted(lp["own_blocks"], key=lambda k: blocks[k][0]))
+                           if cb["mma"] > 0],
         })
     return out
 
@@ -583,7 +588,9 @@ def per_key(reports):
     for t in ("f32", "f64"):
         hb = 4 if t == "f32" else 1
         vk = 8 if t == "f32" else 4
-        packed = reports["packed_decode_chunk_" + t]
+        # fp32: the kernel for the bench's 2-bit values (a kernel a value code width, value_mtiles unrolled for it)
+        packed_name = "packed_decode_chunk_f32_b2" if t == "f32" else "packed_decode_chunk_f64"
+        packed = reports[packed_name]
         fp16 = reports["fp16_decode_chunk_" + t]
         # fp32: a quantized group's keys on tensor cores, two 16-channel steps of a window's 64 keys an iteration
         # (key_pair_scores, in group_pair_window; key_tile_scores, a block at a time, is cold, and so are
@@ -601,19 +608,19 @@ def per_key(reports):
                 raise SystemExit("key_pair_scores for step: expected two steps (8 mma) an iteration; update sass-counts.py")
         else:
             channels = find_loop(packed, "key_scores for c")["own"]
-        # fp32 values: value_tiles' m-tile loop, a copy for the low halves of the codes' words and one for the high
-        # halves (in that order), a window's two blocks (4 k-steps) an m-tile, MG m-tiles an iteration; fp64: the
-        # teams' (value_mtiles<HB, B>: a copy a code width; the bench's, B = 2, is the one of 2 m-tiles an iteration:
-        # 8 mma)
-        halves = sorted((lp for lp in packed["loops"] if lp["source_loop"] == "value_tiles for m"
-                         and lp["own"]["mma"] == 8), key=lambda lp: int(lp["header"], 16)) if tensor else []
-        if tensor and len(halves) != 2:
-            raise SystemExit("value_tiles for m: expected a loop for each half at 2-bit codes; update sass-counts.py to the kernel")
+        # fp32 values: value_mtiles' 8 m-tiles unrolled in the window loop, a block each from the guard before it (m <
+        # d/16) to the next (in order; m-tile 0's block also holds the window code before it), 4 mma (both blocks'
+        # k-steps) a block; a shape runs its d/16 first
+        mtiles = find_loop(packed, "decode_chunk for j0")["mma_blocks"] if tensor else []
+        if tensor and [b["mma"] for b in mtiles] != [4] * 8:
+            raise SystemExit("decode_chunk for j0: expected value_mtiles' 8 m-tiles, a block of 4 mma each; update sass-counts.py")
         stage = None
         if tensor:
-            stage = reports[next(n for n in reports if n.startswith("packed_decode_chunk_f32:_Z17stage_key_weights"))]
+            stage = reports[next(n for n in reports if n.startswith(packed_name + ":_Z17stage_key_weights"))]
         values = None if tensor else find_loop(packed, "group_window for i0")["own"]
         window_packed = find_loop(packed, "decode_chunk for j0")["own"]
+        if tensor:   # less the m-tiles (values, by shape)
+            window_packed = add((1, window_packed), *((-1, b) for b in mtiles))
         # fp16 cache: fp64, rows_window (P keys an iteration); fp32, rows_pair_window on tensor cores (a window of up
         # to two 32-key blocks an iteration of "rows_stretch for j"; per block "rows_pair_window for blocks", its two
         # m-tiles "row_tile_scores for i" of d/16 steps "row_tile_scores for s"; the values' d/16 m-tiles "row_value_tiles
@@ -637,11 +644,10 @@ def per_key(reports):
             key_iterations = -(-d // 32) if tensor else d // 4   # per window (fp32: of 64 keys, two steps each; fp64: of 32)
             if tensor:
                 key_part = add((passes * key_iterations / n, channels))
-                tiles, per_half = d // 16, 8 // 2   # m-tiles; those a half holds at the bench's 2-bit values
-                low, high = -(-min(tiles, per_half) // 2), -(-max(0, tiles - per_half) // 2)   # iterations, 2 m-tiles each
+                values = add(*((1, b) for b in mtiles[:d // 16]))   # the window's d/16 m-tiles
                 # a window of one block or two costs the same: both blocks' keys scored, the m-tiles' 4 k-steps
-                per_window = add((1, window_packed), (key_iterations, channels), (low, halves[0]["own"]), (high, halves[1]["own"]))
-                value_part = add((passes * low / n, halves[0]["own"]), (passes * high / n, halves[1]["own"]))
+                per_window = add((1, window_packed), (key_iterations, channels), (1, values))
+                value_part = add((passes / n, values))
             else:
                 key_part = add((passes * key_iterations / n, channels))
                 value_part = add((passes * value_iterations / n, values))
@@ -659,9 +665,8 @@ def per_key(reports):
             result[f"packed_{t}_{shape}"] = {
                 "per_iteration": {("key_pair_scores for step" if tensor else "key_scores for c"):
                                       f"{n} keys per {key_iterations} iterations" + (" of two 16-channel steps" if tensor else ""),
-                                  ("value_tiles for m" if tensor else "group_window for i0"):
-                                      (f"{n} keys per {d // 16} m-tiles, 2 an iteration: {-(-min(d // 16, 4) // 2)} of the low "
-                                       f"halves' copy and {-(-max(0, d // 16 - 4) // 2)} of the high halves'") if tensor else
+                                  ("value_mtiles" if tensor else "group_window for i0"):
+                                      f"{n} keys per {d // 16} of the window loop's 8 m-tile blocks" if tensor else
                                       f"{vk} x {p} = {vk * p} keys" + (
                                       "" if value_iterations >= 1 else f"; a 32-key window runs {value_iterations:g} of it"),
                                   "decode_chunk for j0": f"{n} keys"}
@@ -747,13 +752,16 @@ def per_key(reports):
             "by_channels_a_lane": by_cpl,
         }
         for name in ("packed", "fp16"):
-            k = reports[f"{name}_decode_chunk_{t}"]
-            per_key_loops = {"key_scores for c", "key_tile_scores for s", "key_pair_scores for step", "group_window for i0", "value_tiles for m",
+            k = reports[packed_name if name == "packed" else f"fp16_decode_chunk_{t}"]
+            per_key_loops = {"key_scores for c", "key_tile_scores for s", "key_pair_scores for step", "group_window for i0",
                              "rows_window for i", "decode_chunk for j0", "decode_chunk while seg", "group_pair_window for blocks",
                              "rows_stretch for j", "rows_pair_window for blocks", "row_tile_scores for i", "row_tile_scores for s",
                              "row_value_tiles for m"}
             counted = sum(lp["own"]["total"] + lp["per_group"]["total"] for lp in k["loops"] if lp["source_loop"] in per_key_loops)
-            result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted
+            # rare code outside the per-key loops runs once a block all the same (the state out of value_tiles'
+            # layout at a pass's end)
+            once_rare = k["rare_outside_loops"] + sum(lp["rare"] for lp in k["loops"] if lp["source_loop"] not in per_key_loops)
+            result[f"{name}_{t}_per_block_once"] = k["hot_instructions"] - counted + once_rare
     return result
 
 

@@ -217,8 +217,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
     }
 
     private void launch(boolean wait) {
-        String suffix = fp32 ? "_f32" : "_f64";
-        String chunkKernel = (fp16Cache ? "fp16_decode_chunk" : "packed_decode_chunk") + suffix;
+        String chunkKernel = chunkKernel(fp16Cache, fp32, cache.valueGroupChannels(), headDim, cache.valueBits());
         int e = fp32 ? Sizeof.FLOAT : Sizeof.DOUBLE;
         int shared = sharedBytes(queryHeads / kvHeads, headDim, tile, e, !fp16Cache);
         if (wait) {
@@ -226,6 +225,26 @@ public final class CudaSplitKDecode implements AutoCloseable {
         } else {
             cuda.enqueue(MODULE, chunkKernel, kvHeads * split.chunks(), THREADS, shared, chunkArgs);
         }
+    }
+
+    /**
+     * The chunk kernel for a cache: fp16 or packed, fp32 or fp64; the fp32 packed kernel one a value code width
+     * ({@code _b1}, {@code _b2}, {@code _b4}) where the values fit its tensor-core path (pnmix_decode.cu's
+     * {@code value_tiles_fit}: a value group a whole head, d a multiple of 16 up to 128, a token's codes 1 to 8 whole
+     * words), which is then the only path those kernels have for a quantized group; else the one that never takes it.
+     */
+    static String chunkKernel(boolean fp16Cache, boolean fp32, int valueGroupChannels, int headDim, int valueBits) {
+        if (fp16Cache) {
+            return fp32 ? "fp16_decode_chunk_f32" : "fp16_decode_chunk_f64";
+        }
+        if (!fp32) {
+            return "packed_decode_chunk_f64";
+        }
+        int d = headDim;
+        int b = valueBits;
+        boolean valueTilesFit = valueGroupChannels == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && d * b % 32 == 0
+                && d * b <= 256;   // value_tiles_fit, the same test
+        return valueTilesFit ? "packed_decode_chunk_f32_b" + b : "packed_decode_chunk_f32";
     }
 
     private void requireQuery(boolean wantFp32, int length) {

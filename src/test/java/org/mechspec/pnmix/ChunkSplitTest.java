@@ -71,7 +71,7 @@ class ChunkSplitTest {
         }
         assertThat(split.from(65)).as("the last group and 64 of the residual's rows, then its last 32").isEqualTo(residual + 64);
         assertThat(split.longest()).isEqualTo(512);
-        assertThat(split.to(0)).as("the sink's rows weigh 5 keys each: 2 groups beside them").isEqualTo(32 + 2 * 128);
+        assertThat(split.to(0)).as("the sink's 32 rows weigh 32 · %d keys: 2 groups beside them", ChunkSplit.ROW_WEIGHT).isEqualTo(32 + 2 * 128);
     }
 
     @Test

@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -34,8 +35,10 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Tag("pn-mix")
 class DecodeKernelCodeTest {
-    static final List<String> CHUNK_KERNELS = List.of("packed_decode_chunk_f64", "packed_decode_chunk_f32", "fp16_decode_chunk_f64",
-            "fp16_decode_chunk_f32");
+    static final List<String> PACKED_FP32_KERNELS = List.of("packed_decode_chunk_f32", "packed_decode_chunk_f32_b1", "packed_decode_chunk_f32_b2",
+            "packed_decode_chunk_f32_b4");
+    static final List<String> CHUNK_KERNELS = Stream.concat(Stream.of("packed_decode_chunk_f64", "fp16_decode_chunk_f64",
+            "fp16_decode_chunk_f32"), PACKED_FP32_KERNELS.stream()).toList();
     /** Registers a thread may use for {@link CudaSplitKDecode#BLOCKS_PER_SM} blocks of {@link CudaSplitKDecode#THREADS}. */
     static final int MAX_REGISTERS = 65536 / (CudaSplitKDecode.BLOCKS_PER_SM * CudaSplitKDecode.THREADS);
     /** An H100/H200 SM's shared memory, and what the driver reserves per block. */
@@ -81,12 +84,43 @@ class DecodeKernelCodeTest {
     void packedKernelsAlsoReadCodeWordsWith128BitLoads() {
         // The packed kernels read the sink's and the residual's fp16 rows as the fp16 kernels do; the code words are
         // the 128-bit loads beyond those.
+        // (Not the fp32 _bB kernels: their groups go to tensor cores only, their code words in narrower loads.)
         for (String bits : List.of("f64", "f32")) {
             String packed = "packed_decode_chunk_" + bits;
             String fp16 = "fp16_decode_chunk_" + bits;
             assertThat(vectorLoads(ptx.get(packed))).as("%s: 128-bit loads of code words besides the fp16 rows' (%s: %d)", packed, fp16,
                     vectorLoads(ptx.get(fp16))).isGreaterThan(vectorLoads(ptx.get(fp16)));
         }
+    }
+
+    @Test
+    void theHostLaunchesKernelsThisFileHasAndTheTensorCoreValuesOnlyWhereTheyFit() {
+        for (boolean fp32 : new boolean[] {false, true}) {
+            for (boolean fp16Cache : new boolean[] {false, true}) {
+                for (int d : new int[] {6, 16, 32, 48, 64, 96, 128, 160}) {
+                    for (int bits = 1; bits <= 8; bits++) {
+                        for (int gc : new int[] {d, 16, 32}) {
+                            String k = CudaSplitKDecode.chunkKernel(fp16Cache, fp32, gc, d, bits);
+                            assertThat(ptx).as("fp32 %s, fp16 cache %s, d %d, %d-bit values, groups of %d", fp32, fp16Cache, d, bits, gc)
+                                    .containsKey(k);
+                        }
+                    }
+                }
+            }
+        }
+        // value_tiles_fit: a group a whole head, d a multiple of 16 up to 128, a token's codes 1 to 8 whole words
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 128, 128, 2)).isEqualTo("packed_decode_chunk_f32_b2");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 32, 32, 1)).isEqualTo("packed_decode_chunk_f32_b1");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 4)).isEqualTo("packed_decode_chunk_f32_b4");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 128, 128, 4)).as("d·b > 256").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 16, 16, 1)).as("d·b not whole words").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 16, 64, 2)).as("a value group not a head").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 48, 48, 2)).as("d = 48: three m-tiles").isEqualTo("packed_decode_chunk_f32_b2");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 40, 40, 2)).as("d not a multiple of 16").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 160, 160, 1)).as("d > 128").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 3)).as("3-bit values").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, false, 128, 128, 2)).isEqualTo("packed_decode_chunk_f64");
+        assertThat(CudaSplitKDecode.chunkKernel(true, true, 128, 128, 2)).isEqualTo("fp16_decode_chunk_f32");
     }
 
     @Test
