@@ -22,9 +22,8 @@
 // + 1. A pair of tokens' words becomes their low halves side by side and their high halves side by side (PRMT),
 // shifted by 8 bits every 4/b m-tiles (value_mtiles: a channel read under a mask shifted to it), and each A register
 // is one LOP3 (paired_codes_to_half2: the codes as fp16 subnormals, 2^-24 of them). The window's B fragments are one record a token
-// (window_weights). The window's sum
-// per head and channel goes through the warp's slice of sAcc (unused until the pass ends) into team 0's acc, its Σ p
-// into team 0's l (the weights are against team 0's max).
+// (window_weights). The m-tiles' accumulators are the running state's (value_unscale's layout), kept in registers
+// from window to window; Σ p goes into its l, Σ p·zero into its z.
 __device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
     return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
 }

@@ -32,14 +32,17 @@
 //     head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero, so again the codes are A and the
 //     weights p·scale (hi, lo·2^11, on B's columns the same way) B, both blocks of a window's 4 k-steps into one
 //     accumulator; Σ p·zero a warp sum. The value words are copied into shared memory by cp.async before the keys
-//     (stage_value_words) and read after them. The window's softmax runs once between the keys and the values: its
-//     max per head, every team's state raised to it (a rescale only where the max rises), each key's weight
-//     2^(s − m) against team 0's max in lane τ (block token τ), team 0 takes the window's sum. Why not dequantize in
-//     half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32 twin's tolerance;
-//     only the weights are split, to 22 bits.
-//   - A quantized group's window, fp64 kernel (and the fp32 one where the values are not on tensor cores: a value
-//     group not a whole head, codes not 1, 2 or 4 bits, d not a multiple of 16 up to 128; there the keys still go on
-//     tensor cores where d is even): a lane holds a key (key_scores): lane τ sums q·k of block
+//     (stage_value_words) and read after them. While a warp is in groups, its running state is held in value_tiles'
+//     layout (tile_state, untile_state: lane (g, t) holds head t's channels of every m-tile as the mma's
+//     accumulators), so the values' mma add into the state itself, window after window, in registers. The window's
+//     softmax runs once between the keys and the values: its max per head raises the state (a rescale only where the
+//     max rises), each key's weight 2^(s − m) in lane τ (block token τ). The m-tiles are unrolled for one code
+//     width: a kernel a width, packed_decode_chunk_f32_b1, _b2, _b4 (the host picks by the cache). Why not
+//     dequantize in half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32
+//     twin's tolerance; only the weights are split, to 22 bits.
+//   - A quantized group's window, fp64 kernel (and packed_decode_chunk_f32, for caches whose values are not on tensor
+//     cores: a value group not a whole head, codes not 1, 2 or 4 bits, d not a multiple of 16 up to 128; there the
+//     keys still go on tensor cores where d is even): a lane holds a key (key_scores): lane τ sums q·k of block
 //     token τ channel by channel, in index order as the CPU twin does, each code taken from the two words that hold
 //     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's
 //     weight taken by shuffle from the lane that holds it.
@@ -938,7 +941,9 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         st.clear();
         // Windows of at most `window` keys, never across a segment's end.
         Segment seg = R.segment_at(first);
-        bool tiled = false;   // st in value_tiles' layout (tile_state): while the warp is in groups' pair windows
+        // st in value_tiles' layout (tile_state) while the warp is in groups' pair windows; a clear state is the same
+        // in both layouts, so a stretch that starts in a group (most do) starts tiled, with no tile_state
+        bool tiled = a.valueTiles;
         int staged = -1;   // the group whose key weights kt holds (tensorKeys), for this pass's heads
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
@@ -955,7 +960,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             }
             bool pairs = !R.rows(seg) && a.valueTiles;
             if constexpr (VB > 0) {
-                if (pairs != tiled) {   // at most twice a stretch: into groups' pair windows after rows, and out
+                if (pairs != tiled) {   // at most twice a stretch: out of groups' pair windows before rows, and in after
                     if (pairs) {
                         tile_state<HB, VB>(st, d, sAcc + a.warp * hs * d, a);
                     } else {

@@ -28,24 +28,26 @@ iteration's issued warp instructions, by at most its "conditional" part (blocks 
 Which loop is which: a SASS loop is named by the source line its back edge's branch comes from (SOURCE_LOOPS, found
 by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 query heads a pass, VALUE_KEYS = 8),
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
-  packed_decode_chunk_f32, in a quantized group's window of one or two 32-token blocks, on tensor cores
+  packed_decode_chunk_f32_b2 (the fp32 packed kernel for 2-bit values; _b1, _b4 and packed_decode_chunk_f32 are
+    counted, not modelled), in a quantized group's window of one or two 32-token blocks, on tensor cores
     (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
     whole head, 2-bit values):
     "key_pair_scores for step" (two 16-channel mma steps of the window's 64 keys, both blocks, an iteration:
       key_steps(d)/2 = d/32 rounded up iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
       most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
       do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
-    "value_tiles for m" (MG = 4/B 16-channel m-tiles of the window's values an iteration, unrolled, each both blocks'
-      4 k-steps; value_mtiles is a copy a code width, B = 1, 2, 4, and the bench's is B = 2, found by its mma count,
-      2 m-tiles of 4 k-steps; ptxas makes two copies of its loop, for the low and the high halves of the codes'
-      words: 4 m-tiles, 2 iterations, each at 2-bit values);
+    value_mtiles, no loop: its 8 m-tiles (16 channels each, both blocks' 4 k-steps) unrolled in the window loop, each
+      a block from the guard before it (m < d/16) to the next: the loop's "mma_blocks", of which a shape runs the
+      first d/16 (the rest are taken off the window's own count);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 (a channel a lane)
       and d/16·16/64 (a channel pair a lane) iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the value words' copies, the window's softmax,
-      the values' weights and sums, team 0 taking the window) once per window (up to 64 keys), less its block that
+      the values' weights and sums) once per window (up to 64 keys), less its m-tiles (above), less its block that
       calls stage_key_weights (and what that block alone leads to: "per_group"), counted with the staging once a
       group. Cold in this kernel (f32_packed_cold): group_window (the paths where the values are not on tensor cores:
-      its keys on tensor cores or a lane a key, the teams' values).
+      its keys on tensor cores or a lane a key, the teams' values; not in the _bB kernels at all). Rare: the state
+      into and out of value_tiles' layout (tile_state, untile_state: at most twice a stretch), but counted once a
+      block where it runs at a pass's end ("per_block_once" adds the rare blocks outside the per-key loops).
   packed_decode_chunk_f64, in a quantized group's window:
     "key_scores for c" (a lane a key, four channels an iteration: d/4 iterations score the window's 32 keys; the
       one-channel loop for d not a multiple of 4 is cold);

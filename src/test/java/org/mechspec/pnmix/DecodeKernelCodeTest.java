@@ -67,7 +67,7 @@ class DecodeKernelCodeTest {
         System.out.println("[DecodeKernelCodeTest] " + source + " for sm_90:");
         for (String k : CHUNK_KERNELS) {
             Resources r = resources.get(k);
-            System.out.printf("  %-24s v4 loads %d, div/rem in loops %d (in kernel %d), registers %d, stack %d, spills %d/%d, static smem %d%n", k,
+            System.out.printf("  %-26s v4 loads %d, div/rem in loops %d (in kernel %d), registers %d, stack %d, spills %d/%d, static smem %d%n", k,
                     vectorLoads(ptx.get(k)), divisionsInLoops(ptx.get(k)).size(), divisions(ptx.get(k)), r.registers(), r.stackFrame(),
                     r.spillStores(), r.spillLoads(), r.staticShared());
         }
