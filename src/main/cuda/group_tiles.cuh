@@ -24,8 +24,11 @@
 // is one LOP3 (paired_codes_to_half2: the codes as fp16 subnormals, 2^-24 of them). The window's B fragments are one record a token
 // (window_weights). The m-tiles' accumulators are the running state's (value_unscale's layout), kept in registers
 // from window to window; Σ p goes into its l, Σ p·zero into its z.
+// d a power of two (16 to 128): a lane's run of d·b/8 bits then lies in one word (d = 80 at 2 bits, runs of 20 bits,
+// crossed words, and d = 48 at 4 bits and 96 at 1 bit too); a token's codes whole words (the stage's copies).
 __device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
-    return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && (d * b) % 32 == 0 && d * b <= 256;
+    return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && (d & (d - 1)) == 0 && d <= 128 && (d * b) % 32 == 0
+           && d * b <= 256;
 }
 
 // A lane's value codes and its token's scale/zero for value_tiles. lo[q], hi[q]: pair q's tokens 16(q >> 1) + 2t +

@@ -41,7 +41,7 @@
 //     dequantize in half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32
 //     twin's tolerance; only the weights are split, to 22 bits.
 //   - A quantized group's window, fp64 kernel (and packed_decode_chunk_f32, for caches whose values are not on tensor
-//     cores: a value group not a whole head, codes not 1, 2 or 4 bits, d not a multiple of 16 up to 128; there the
+//     cores: a value group not a whole head, codes not 1, 2 or 4 bits, d not a power of two from 16 to 128; there the
 //     keys still go on tensor cores where d is even): a lane holds a key (key_scores): lane τ sums q·k of block
 //     token τ channel by channel, in index order as the CPU twin does, each code taken from the two words that hold
 //     its first bit by one funnel shift and dequantized as the twin does; the values by teams, as rows, each key's

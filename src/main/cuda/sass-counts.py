@@ -30,7 +30,7 @@ by the line's text). Keys of one KV head per iteration, fp32 (HEADS_F32 = 4 quer
 at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and pn-mix shape (d = 32: R = 4, P = 8):
   packed_decode_chunk_f32_b2 (the fp32 packed kernel for 2-bit values; _b1, _b4 and packed_decode_chunk_f32 are
     counted, not modelled), in a quantized group's window of one or two 32-token blocks, on tensor cores
-    (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a multiple of 16 up to 128, a value group a
+    (key_tiles.cuh and group_tiles.cuh, group_pair_window; the bench's configuration: d a power of two from 16 to 128, a value group a
     whole head, 2-bit values):
     "key_pair_scores for step" (two 16-channel mma steps of the window's 64 keys, both blocks, an iteration:
       key_steps(d)/2 = d/32 rounded up iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at

@@ -230,8 +230,8 @@ public final class CudaSplitKDecode implements AutoCloseable {
     /**
      * The chunk kernel for a cache: fp16 or packed, fp32 or fp64; the fp32 packed kernel one a value code width
      * ({@code _b1}, {@code _b2}, {@code _b4}) where the values fit its tensor-core path (pnmix_decode.cu's
-     * {@code value_tiles_fit}: a value group a whole head, d a multiple of 16 up to 128, a token's codes 1 to 8 whole
-     * words), which is then the only path those kernels have for a quantized group; else the one that never takes it.
+     * {@code value_tiles_fit}: a value group a whole head, d a power of two from 16 to 128, a token's codes 1 to 8
+     * whole words), which is then the only path those kernels have for a quantized group; else the one that never takes it.
      */
     static String chunkKernel(boolean fp16Cache, boolean fp32, int valueGroupChannels, int headDim, int valueBits) {
         if (fp16Cache) {
@@ -242,8 +242,9 @@ public final class CudaSplitKDecode implements AutoCloseable {
         }
         int d = headDim;
         int b = valueBits;
-        boolean valueTilesFit = valueGroupChannels == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && d <= 128 && d * b % 32 == 0
-                && d * b <= 256;   // value_tiles_fit, the same test
+        // value_tiles_fit, the same test
+        boolean valueTilesFit = valueGroupChannels == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && Integer.bitCount(d) == 1
+                && d <= 128 && d * b % 32 == 0 && d * b <= 256;
         return valueTilesFit ? "packed_decode_chunk_f32_b" + b : "packed_decode_chunk_f32";
     }
 

@@ -108,14 +108,15 @@ class DecodeKernelCodeTest {
                 }
             }
         }
-        // value_tiles_fit: a group a whole head, d a multiple of 16 up to 128, a token's codes 1 to 8 whole words
+        // value_tiles_fit: a group a whole head, d a power of two from 16 to 128, a token's codes 1 to 8 whole words
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 128, 128, 2)).isEqualTo("packed_decode_chunk_f32_b2");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 32, 32, 1)).isEqualTo("packed_decode_chunk_f32_b1");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 4)).isEqualTo("packed_decode_chunk_f32_b4");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 128, 128, 4)).as("d·b > 256").isEqualTo("packed_decode_chunk_f32");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 16, 16, 1)).as("d·b not whole words").isEqualTo("packed_decode_chunk_f32");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 16, 64, 2)).as("a value group not a head").isEqualTo("packed_decode_chunk_f32");
-        assertThat(CudaSplitKDecode.chunkKernel(false, true, 48, 48, 2)).as("d = 48: three m-tiles").isEqualTo("packed_decode_chunk_f32_b2");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 80, 80, 2)).as("d = 80: runs of 20 bits cross words").isEqualTo("packed_decode_chunk_f32");
+        assertThat(CudaSplitKDecode.chunkKernel(false, true, 16, 16, 4)).as("d = 16: one m-tile").isEqualTo("packed_decode_chunk_f32_b4");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 40, 40, 2)).as("d not a multiple of 16").isEqualTo("packed_decode_chunk_f32");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 160, 160, 1)).as("d > 128").isEqualTo("packed_decode_chunk_f32");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 3)).as("3-bit values").isEqualTo("packed_decode_chunk_f32");

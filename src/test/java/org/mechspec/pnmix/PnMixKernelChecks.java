@@ -362,11 +362,11 @@ public final class PnMixKernelChecks {
                 false, false, owner, new PnMixConfig.CachePolicy(4, 96, 96, 0.5, 3, 1, 4, 64, OneBitLevels.CONDITIONAL_MEANS)));
         cases.add(decodeCase("d32 group5, windows of two blocks, 64-token groups of 1-bit values", rng, 1, 5, 32, 2 * 333 + 9, 333,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, 1, 32, OneBitLevels.CONDITIONAL_MEANS)));
-        // The fp32 _bB kernels' m-tiles past their last (value_mtiles' guard, d/16 of 8) where d/16 is odd or a half's
-        // last shift is partial: d = 80 at 2 bits (five m-tiles, the fifth the high halves' first), d = 48 at 4 bits
-        // (three, the third the high halves'), d = 96 at 1 bit (six, all in the low halves, the second shift's first two).
-        for (int[] shape : new int[][] {{80, 2}, {48, 4}, {96, 1}}) {
-            cases.add(decodeCase("d" + shape[0] + " group2, " + shape[1] + "-bit values a head a group, " + shape[0] / 16 + " m-tiles", rng,
+        // Values a head a group where a lane's run of d·b/8 bits would cross a word (d = 80 at 2 bits, 48 at 4, 96 at 1:
+        // the fp32 _bB kernels' value_tiles_fit refuses them, the host takes packed_decode_chunk_f32; they failed
+        // before it did), and d = 16 at 4 bits, one m-tile (value_mtiles' guard past it).
+        for (int[] shape : new int[][] {{80, 2}, {48, 4}, {96, 1}, {16, 4}}) {
+            cases.add(decodeCase("d" + shape[0] + " group2, " + shape[1] + "-bit values a head a group", rng,
                     2, 2, shape[0], 2 * 520 + 77, 520, false, false, owner,
                     new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, shape[1], shape[0], OneBitLevels.CONDITIONAL_MEANS)));
         }
