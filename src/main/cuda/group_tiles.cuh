@@ -24,12 +24,9 @@
 // is one LOP3 (paired_codes_to_half2: the codes as fp16 subnormals, 2^-24 of them). The window's B fragments are one record a token
 // (window_weights). The m-tiles' accumulators are the running state's (value_unscale's layout), kept in registers
 // from window to window; Σ p goes into its l, Σ p·zero into its z.
-// d a power of two (16 to 128): a lane's run of d·b/8 bits then lies in one word (d = 80 at 2 bits, runs of 20 bits,
-// crossed words, and d = 48 at 4 bits and 96 at 1 bit too); a token's codes whole words (the stage's copies).
-__device__ __forceinline__ bool value_tiles_fit(int gc, int d, int b) {
-    return gc == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && (d & (d - 1)) == 0 && d <= 128 && (d * b) % 32 == 0
-           && d * b <= 256;
-}
+// Where this applies (the _bB kernels, which CudaSplitKDecode.chunkKernel launches only then): a value group a whole
+// head, b = B in 1, 2, 4, d a power of two from 16 to 128 (a lane's run of d·b/8 bits in one word), a token's codes
+// 1 to 8 whole words.
 
 // A lane's value codes and its token's scale/zero for value_tiles. lo[q], hi[q]: pair q's tokens 16(q >> 1) + 2t +
 // 8(q & 1) and the next, their words' low halves side by side and their high halves; meta: block token τ = lane's.
@@ -71,7 +68,7 @@ __device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int b
         from[blk] = reinterpret_cast<const unsigned int*>(codes + (unsigned long long) tok[blk] * stride);
     }
     unsigned int* to = stage + lane * VALUE_ROW_WORDS;
-    int words = K.vgBytes >> 2;   // d·b/32: 1 to 8 (value_tiles_fit)
+    int words = K.vgBytes >> 2;   // d·b/32: 1 to 8 (CudaSplitKDecode.chunkKernel)
 #pragma unroll
     for (int i = 0; i < 8; i++) {
         copy_word_async_if(i < words, to + i, from[0] + i);
@@ -121,7 +118,7 @@ template <int B>
 __device__ __forceinline__ void value_mtiles(int d, const ValueWords (&vw)[2], const unsigned int (&bw)[4][2], float* acc) {
     constexpr int perHalf = 8 / B, MG = 4 / B;
     constexpr unsigned int mask = ((1u << B) - 1u) * 0x10001u;
-    int tiles = d >> 4;   // d / 16, at most 8 (value_tiles_fit)
+    int tiles = d >> 4;   // d / 16: 1, 2, 4 or 8 (CudaSplitKDecode.chunkKernel)
 #pragma unroll
     for (int half = 0; half < 2; half++) {
         unsigned int v[8];

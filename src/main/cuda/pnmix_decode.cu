@@ -141,7 +141,7 @@ struct Lanes {
     int vg, vgIndex, wordByte;
     bool wordPath;
     bool keyTiles;     // the fp32 packed kernel scores a quantized group's keys on tensor cores (d even)
-    bool valueTiles;   // the fp32 packed kernel takes a quantized group's values on tensor cores (value_tiles_fit)
+    bool valueTiles;   // the fp32 packed kernel takes a quantized group's values on tensor cores (its _bB kernels)
     bool rowTiles;     // the fp32 fp16-cache kernel takes its rows' keys and values on tensor cores (row_tiles_fit)
 };
 
@@ -547,7 +547,7 @@ __device__ __forceinline__ void key_scores(const Cache& K, int base, int tok, in
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g, inside one 32-token block of the group (e = j0's place in
-// it), where the values are not on tensor cores (fp64; fp32 where value_tiles_fit does not hold: group_pair_window
+// it), where the values are not on tensor cores (fp64; packed_decode_chunk_f32: group_pair_window
 // takes the others). Keys: block token τ's scores end in lane τ (key_tile_scores on tensor cores where d is even, or
 // key_scores, lane τ scoring token τ). Then the window's softmax, and the values by the teams as in rows_window,
 // VALUE_KEYS(T) keys a team at a time, each weight by shuffle from the lane that holds its key.
@@ -865,9 +865,9 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
-    // CudaSplitKDecode launches a _bB kernel only where the cache's values fit value_tiles (B bits): it has no other
-    // path for a group (group_window beside the pair windows took it past 128 registers, spilling)
-    a.valueTiles = VB > 0 && valueBits == VB && value_tiles_fit(gc, d, valueBits);
+    // CudaSplitKDecode.chunkKernel launches a _bB kernel only where the cache's values fit value_tiles (B bits): it has
+    // no other path for a group (group_window beside the pair windows took it past 128 registers, spilling)
+    a.valueTiles = VB > 0;
     // Rows on tensor cores in the fp16 cache's kernel only: in the packed one (its sink and residual) the tiles beside
     // the groups' take it past 128 registers (ptxas spilled 68 to 160 bytes of the prologue's values, reloaded in the
     // key loop too, in every arrangement tried), so its rows stay on rows_window.
@@ -894,7 +894,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         kt.zsum = kt.unscale + HB;
         unsigned char* frags = reinterpret_cast<unsigned char*>(sQ + d * HB);
         kt.frag = reinterpret_cast<uint2*>(frags + a.warp * key_frag_bytes(d, HB));
-        // in the packed kernel where d <= 128 (value_tiles_fit), the warps' value stages (VALUE_STAGE_BYTES a warp)
+        // in the packed kernel where d <= 128 (the _bB kernels'), the warps' value stages (VALUE_STAGE_BYTES a warp)
         // after the frags
         if (Rows::GROUPS) kt.stage = reinterpret_cast<unsigned int*>(frags + WARPS * key_frag_bytes(d, HB) + a.warp * VALUE_STAGE_BYTES);
     }
@@ -1078,7 +1078,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     }
 
 // The fp32 packed kernel a value code width (CudaSplitKDecode picks by the cache's): _b1, _b2, _b4 take a quantized
-// group's values on tensor cores where value_tiles_fit; packed_decode_chunk_f32 never does (other widths).
+// group's values on tensor cores (only where they fit: CudaSplitKDecode.chunkKernel); packed_decode_chunk_f32 never does.
 PACKED_DECODE_KERNEL(packed_decode_chunk_f64, double, HEADS_F64, 0)
 PACKED_DECODE_KERNEL(packed_decode_chunk_f32, float, HEADS_F32, 0)
 PACKED_DECODE_KERNEL(packed_decode_chunk_f32_b1, float, HEADS_F32, 1)

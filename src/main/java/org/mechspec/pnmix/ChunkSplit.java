@@ -16,8 +16,8 @@ import java.util.List;
  */
 record ChunkSplit(int[] starts) {
     /**
-     * What an fp16 row of a packed cache costs the fp32 packed kernel against a key of a quantized group, rounded: 142.5
-     * against 25.0 warp instructions at the layer shape (d = 128), from the compiled SASS (fixtures/sass;
+     * What an fp16 row of a packed cache costs the fp32 packed kernel against a key of a quantized group, rounded: 141.8
+     * against 24.9 warp instructions at the layer shape (d = 128), from the compiled SASS (fixtures/sass;
      * DecodeIssueModelTest keeps it to that ratio).
      */
     static final int ROW_WEIGHT = 6;

@@ -229,9 +229,11 @@ public final class CudaSplitKDecode implements AutoCloseable {
 
     /**
      * The chunk kernel for a cache: fp16 or packed, fp32 or fp64; the fp32 packed kernel one a value code width
-     * ({@code _b1}, {@code _b2}, {@code _b4}) where the values fit its tensor-core path (pnmix_decode.cu's
-     * {@code value_tiles_fit}: a value group a whole head, d a power of two from 16 to 128, a token's codes 1 to 8
-     * whole words), which is then the only path those kernels have for a quantized group; else the one that never takes it.
+     * ({@code _b1}, {@code _b2}, {@code _b4}) where the values fit its tensor-core path (group_tiles.cuh's
+     * {@code value_tiles}: a value group a whole head; d a power of two from 16 to 128, so that a lane's run of d·b/8
+     * bits lies in one word, where d = 80 at 2 bits, 48 at 4 and 96 at 1 crossed words and went wrong; a token's codes 1
+     * to 8 whole words), which is then the only path those kernels have for a quantized group (the kernels do not
+     * check it again); else the one that never takes it.
      */
     static String chunkKernel(boolean fp16Cache, boolean fp32, int valueGroupChannels, int headDim, int valueBits) {
         if (fp16Cache) {
@@ -242,7 +244,6 @@ public final class CudaSplitKDecode implements AutoCloseable {
         }
         int d = headDim;
         int b = valueBits;
-        // value_tiles_fit, the same test
         boolean valueTilesFit = valueGroupChannels == d && (b == 1 || b == 2 || b == 4) && d % 16 == 0 && Integer.bitCount(d) == 1
                 && d <= 128 && d * b % 32 == 0 && d * b <= 256;
         return valueTilesFit ? "packed_decode_chunk_f32_b" + b : "packed_decode_chunk_f32";
@@ -289,7 +290,7 @@ public final class CudaSplitKDecode implements AutoCloseable {
         // (KEY_STEP_WORDS).
         long tiles = elementBytes == Sizeof.FLOAT
                 ? WARPS * ((headDim + 31) / 32 * 2 * (2 * held * 4 + 4 + 16) * 8 + 2 * held * 64 * 4 + 2 * held * 4 + 16) : 0;
-        // And where the values can go on tensor cores (head dim at most 128: value_tiles_fit), a warp's stage of its
+        // And where the values can go on tensor cores (head dim at most 128: the _bB kernels), a warp's stage of its
         // window's value words: two 32-token blocks of 32 tokens' rows (up to 8 words, 12 apart) and their scale/zero
         // words (VALUE_STAGE_BYTES).
         if (packed && elementBytes == Sizeof.FLOAT && headDim <= 128) {

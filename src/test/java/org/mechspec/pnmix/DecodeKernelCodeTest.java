@@ -108,7 +108,7 @@ class DecodeKernelCodeTest {
                 }
             }
         }
-        // value_tiles_fit: a group a whole head, d a power of two from 16 to 128, a token's codes 1 to 8 whole words
+        // the _bB kernels: a group a whole head, d a power of two from 16 to 128, a token's codes 1 to 8 whole words
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 128, 128, 2)).isEqualTo("packed_decode_chunk_f32_b2");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 32, 32, 1)).isEqualTo("packed_decode_chunk_f32_b1");
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 4)).isEqualTo("packed_decode_chunk_f32_b4");

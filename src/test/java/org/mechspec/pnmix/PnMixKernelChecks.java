@@ -363,7 +363,7 @@ public final class PnMixKernelChecks {
         cases.add(decodeCase("d32 group5, windows of two blocks, 64-token groups of 1-bit values", rng, 1, 5, 32, 2 * 333 + 9, 333,
                 false, false, owner, new PnMixConfig.CachePolicy(4, 64, 64, 0.5, 3, 1, 1, 32, OneBitLevels.CONDITIONAL_MEANS)));
         // Values a head a group where a lane's run of d·b/8 bits would cross a word (d = 80 at 2 bits, 48 at 4, 96 at 1:
-        // the fp32 _bB kernels' value_tiles_fit refuses them, the host takes packed_decode_chunk_f32; they failed
+        // CudaSplitKDecode.chunkKernel keeps them off the fp32 _bB kernels, on packed_decode_chunk_f32; they failed
         // before it did), and d = 16 at 4 bits, one m-tile (value_mtiles' guard past it).
         for (int[] shape : new int[][] {{80, 2}, {48, 4}, {96, 1}, {16, 4}}) {
             cases.add(decodeCase("d" + shape[0] + " group2, " + shape[1] + "-bit values a head a group", rng,
