@@ -141,7 +141,6 @@ struct Lanes {
     int vg, vgIndex, wordByte;
     bool wordPath;
     bool keyTiles;     // the fp32 packed kernel scores a quantized group's keys on tensor cores (d even)
-    bool valueTiles;   // the fp32 packed kernel takes a quantized group's values on tensor cores (its _bB kernels)
     bool rowTiles;     // the fp32 fp16-cache kernel takes its rows' keys and values on tensor cores (row_tiles_fit)
 };
 
@@ -208,9 +207,7 @@ struct Online {
         for (int h = 0; h < HB; h++) {
             p[h] = 1;
             if (s[h] > m[h]) {
-                T alpha = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s[h]);
-                m[h] = s[h];
-                l[h] *= alpha;
+                T alpha = raise_head(h, s[h]);
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             } else {
@@ -226,16 +223,10 @@ struct Online {
     // window (m = -inf) starts from zero. One test for all heads, not a branch a head: where any head's max rises,
     // every head is rescaled, by exactly 1 (a select, not exp2(0)) where its own stays.
     __device__ __forceinline__ void raise_to(const T* wm) {
-        bool rises = false;
-#pragma unroll
-        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
-        if (rises) {
+        if (rises_to(wm)) {
 #pragma unroll
             for (int h = 0; h < HB; h++) {
-                bool up = wm[h] > m[h];
-                T alpha = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
-                m[h] = up ? wm[h] : m[h];
-                l[h] *= alpha;
+                T alpha = raise_head(h, wm[h]);
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
             }
@@ -245,18 +236,10 @@ struct Online {
     // raise_to in value_tiles' layout: every lane holds the warp's m and l, and head t's acc and z, rescaled by
     // head t's alpha.
     __device__ __forceinline__ void raise_tiles(const T* wm, int t) {
-        bool rises = false;
-#pragma unroll
-        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
-        if (rises) {
+        if (rises_to(wm)) {
             T alpha[HB];
 #pragma unroll
-            for (int h = 0; h < HB; h++) {
-                bool up = wm[h] > m[h];
-                alpha[h] = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - wm[h]);
-                m[h] = up ? wm[h] : m[h];
-                l[h] *= alpha[h];
-            }
+            for (int h = 0; h < HB; h++) alpha[h] = raise_head(h, wm[h]);
             T at = alpha[0];
 #pragma unroll
             for (int h = 1; h < HB; h++) at = t == h ? alpha[h] : at;
@@ -267,6 +250,24 @@ struct Online {
             }
             z *= at;
         }
+    }
+
+    // Whether any head's max rises to wm.
+    __device__ __forceinline__ bool rises_to(const T* wm) const {
+        bool rises = false;
+#pragma unroll
+        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
+        return rises;
+    }
+
+    // Head h's max raised to s where s is larger, l rescaled; the factor its sums take: exactly 1 where its max
+    // stays, 0 from an empty state (m = -inf), else 2^(m_old - s).
+    __device__ __forceinline__ T raise_head(int h, T s) {
+        bool up = s > m[h];
+        T alpha = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s);
+        m[h] = up ? s : m[h];
+        l[h] *= alpha;
+        return alpha;
     }
 
     __device__ __forceinline__ void weigh(const T* p, const T* v) {
@@ -750,7 +751,7 @@ __device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lane
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores
-// (a.valueTiles): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
+// (the _bB kernels): one 32-token block of the group, or two consecutive ones (A from e = j0's place in its block, then
 // B from its start), one softmax for both. The scores of both blocks at once where the group's channel pairs share
 // their widths (key_pair_scores: a step's loads serve 64 tokens), else a block at a time (key_tile_scores); block
 // token τ's score then ends in lane τ, A's and B's. The state is in value_tiles' layout (tile_state): the window's
@@ -865,9 +866,10 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
     a.wordPath = gc > 0 && (valueBits == 1 || valueBits == 2 || valueBits == 4) && (gc * valueBits) % 32 == 0 && gc % VEC == 0
                  && (d & 7) == 0;
     a.keyTiles = sizeof(T) == 4 && Rows::GROUPS && (d & 1) == 0;
-    // CudaSplitKDecode.chunkKernel launches a _bB kernel only where the cache's values fit value_tiles (B bits): it has
-    // no other path for a group (group_window beside the pair windows took it past 128 registers, spilling)
-    a.valueTiles = VB > 0;
+    // A quantized group's values on tensor cores: the _bB kernels, which CudaSplitKDecode.chunkKernel launches only
+    // where the cache's values fit value_tiles (B bits); they have no other path for a group (group_window beside the
+    // pair windows took them past 128 registers, spilling).
+    constexpr bool valueTiles = VB > 0;
     // Rows on tensor cores in the fp16 cache's kernel only: in the packed one (its sink and residual) the tiles beside
     // the groups' take it past 128 registers (ptxas spilled 68 to 160 bytes of the prologue's values, reloaded in the
     // key loop too, in every arrangement tried), so its rows stay on rows_window.
@@ -908,7 +910,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         // Windows of two blocks (group_pair_window): the warps' inner ends moved on to the next pair of blocks of
         // the groups (64 tokens on from the sink; the same function on both sides of an end, so the stretches still
         // tile the chunk), so a stretch's windows are whole pairs where the groups' are.
-        if (a.valueTiles) {
+        if (valueTiles) {
             if (a.warp > 0) wfrom = R.pair_start(wfrom) < to ? R.pair_start(wfrom) : to;
             if (a.warp < WARPS - 1) wto = R.pair_start(wto) < to ? R.pair_start(wto) : to;
         }
@@ -943,7 +945,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
         Segment seg = R.segment_at(first);
         // st in value_tiles' layout (tile_state) while the warp is in groups' pair windows; a clear state is the same
         // in both layouts, so a stretch that starts in a group (most do) starts tiled, with no tile_state
-        bool tiled = a.valueTiles;
+        bool tiled = valueTiles;
         int staged = -1;   // the group whose key weights kt holds (tensorKeys), for this pass's heads
         for (int j0 = wfrom, n; j0 < wto; j0 += n) {
             while (j0 >= seg.end) seg = R.next(seg);
@@ -958,7 +960,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
                     continue;
                 }
             }
-            bool pairs = !R.rows(seg) && a.valueTiles;
+            bool pairs = !R.rows(seg) && valueTiles;
             if constexpr (VB > 0) {
                 if (pairs != tiled) {   // at most twice a stretch: out of groups' pair windows before rows, and in after
                     if (pairs) {

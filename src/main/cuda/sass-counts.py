@@ -127,10 +127,12 @@ def line_sets(decode, cache):
         if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
             j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
             rare |= set(range(i + 2, j + 1))
-        if "if (rises) {" in l:   # raise_to's rescale: through the line before its closing brace
+        if "if (rises_to(wm)) {" in l:   # raise_to's and raise_tiles' rescale: through the line before its closing brace
             indent = l[:len(l) - len(l.lstrip())]
             j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
             rare |= set(range(i + 2, j + 1))
+    # what the rescales above call: a head's max raised (its lines are its own where inlined)
+    rare |= lines_of(decode, "__device__ __forceinline__ T raise_head(int h, T s) {", "return alpha;")
     # the state into and out of value_tiles' layout: at most twice a warp's stretch
     rare |= lines_of(decode, "__device__ void tile_state(", "// The warp's window [j0, j0 + n) of quantized group seg.g")
     return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
