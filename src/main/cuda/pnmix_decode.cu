@@ -90,9 +90,13 @@
 //     channel (get_code).
 // No integer division in any loop: the lanes are worked out in the prologue, the segment advanced window by window
 // (DecodeKernelCodeTest checks the PTX).
-// Not yet measured on a GPU. DecodeIssueModelTest models it from the SASS counted per key (src/main/cuda/sass-counts.py,
+// Not yet measured on a GPU. DecodeIssueModel (src/test) models it from the SASS counted per key (src/main/cuda/sass-counts.py,
 // fixtures/sass; gpu.md, "Decode model"); edit this file or one it includes and that script's fixture must be
-// regenerated (the test compares their SHA-256s).
+// regenerated (SassFixtureTest compares their SHA-256s).
+// Files: this one has the windows and decode_chunk's walk; decode_state.cuh the lanes' places and the running state
+// (Online, and its layout in value_tiles: tile_state, untile_state); decode_caches.cuh the caches as rows and segments
+// (PackedRows, Fp16Rows); key_tiles.cuh, group_tiles.cuh and row_tiles.cuh the tensor-core keys, values and fp16 rows;
+// chunk_merge.cuh the merge.
 #include "packed_cache.cuh"
 #include "reductions.cuh"
 #include "warp_ops.cuh"
@@ -107,309 +111,16 @@
 #pragma GCC optimize("no-thread-jumps")
 #endif
 #include "chunk_merge.cuh"
+#include "decode_state.cuh"
+#include "decode_caches.cuh"
 
 #define WARPS 4          // blockDim.x = 128 (CudaSplitKDecode.THREADS)
 #define WINDOW 32        // keys a warp takes at a time: one a lane where a lane holds a key
 static_assert(WINDOW == TILE_TOKENS, "a quantized group's window is one or two tensor-core blocks (key_tiles.cuh)");
-#define VEC 8            // channels a lane owns: one 16-byte load of fp16
 #define HEADS_F32 4      // query heads held in registers per pass (CudaSplitKDecode.headsHeld)
 #define HEADS_F64 1
 // Packed values a team has in flight (group_window): 8 in fp32, 4 in fp64 (8 spills at 128 registers there).
 #define VALUE_KEYS(T) (sizeof(T) == 4 ? 8 : 4)
-
-__device__ __forceinline__ float half_at(const unsigned char* p) {
-    return __half2float(__ushort_as_half(load_half(p)));
-}
-
-// Sixteen bytes read as one 128-bit load (ld.global.v4.u32 on a GPU). The address must be 16-byte aligned: fp16 rows
-// are when the row's channel count and the head dim are multiples of 8 (cuMemAlloc's buffers start aligned). A plain
-// struct, so the emulator checks one 16-byte access.
-struct __align__(16) Words4 {
-    unsigned int w[4];
-};
-
-
-// A lane's fixed place, worked out once in the prologue (every division of the kernel is here).
-struct Lanes {
-    int lane, warp;
-    int R;            // lanes per key: d/8 rounded up to a power of two (at most 32)
-    int P;            // keys a warp holds at once, 32 / R
-    int team, r;      // the lane's key among the warp's P and its slice: channels [8r, 8r + 8)
-    bool vec;         // fp16 rows read 16 bytes at a time
-    // Packed values: the value group of the lane's first channel and that channel's index in it; wordPath when the
-    // lane's 8 codes are one aligned 32-bit word (wordByte: its byte in the value group's codes).
-    int vg, vgIndex, wordByte;
-    bool wordPath;
-    bool keyTiles;     // the fp32 packed kernel scores a quantized group's keys on tensor cores (d even)
-    bool rowTiles;     // the fp32 fp16-cache kernel takes its rows' keys and values on tensor cores (row_tiles_fit)
-};
-
-// Where a window is in the packed cache: the sink (g = -1), quantized group g (0 <= g < groups) or the residual
-// (g = groups), and where that segment ends. Worked out once per block by division, then advanced.
-struct Segment {
-    int g, start, end;
-};
-
-// A lane's 8 channels of one fp16 row (token row of [token][channels] at src, KV head kvh) as raw fp16 bits: one
-// 16-byte load, or eight 2-byte ones when rows are not 16-byte aligned; converted only where they are used.
-__device__ __forceinline__ Words4 fp16_slice(const unsigned char* __restrict__ src, int channels, long row, int kvh, int d,
-                                             const Lanes& a) {
-    Words4 x = {};
-    int c0 = VEC * a.r;
-    if (a.vec) {
-        if (c0 < d) x = reinterpret_cast<const Words4*>(src)[row * (channels >> 3) + ((kvh * d) >> 3) + a.r];
-        return x;
-    }
-    const unsigned char* p = src + 2 * (row * channels + (long) kvh * d);
-#pragma unroll
-    for (int k = 0; k < VEC; k++) {
-        // fp16 zero past the head dim; the two bytes read here, not by load_half, so that sass-counts.py finds these
-        // loads on this (cold) path's lines
-        unsigned int h = c0 + k < d ? (unsigned int) (p[2 * (c0 + k)] | (p[2 * (c0 + k) + 1] << 8)) : 0u;
-        x.w[k >> 1] |= h << (16 * (k & 1));
-    }
-    return x;
-}
-
-template <typename T>
-__device__ __forceinline__ void widen(const Words4& x, T* out) {
-#pragma unroll
-    for (int k = 0; k < 4; k++) {
-        out[2 * k] = (T) half_lo(x.w[k]);
-        out[2 * k + 1] = (T) half_hi(x.w[k]);
-    }
-}
-
-// The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads. In the fp32
-// packed kernel's quantized groups it is held in value_tiles' layout instead (tile_state: m and l the warp's, acc and
-// z as value_unscale says).
-template <typename T, int HB>
-struct Online {
-    T m[HB], l[HB], acc[HB][VEC], z;
-
-    __device__ __forceinline__ void clear() {
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            m[h] = -INFINITY;
-            l[h] = 0;
-#pragma unroll
-            for (int k = 0; k < VEC; k++) acc[h][k] = 0;
-        }
-        z = 0;
-    }
-
-    // One key: one exp2 a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
-    // written). A larger score rescales what came before (l and acc, only then: once the max has settled that is
-    // rare) and weighs 1; a smaller one weighs 2^(s - m).
-    __device__ __forceinline__ void add(const T* s, const T* v) {
-        T p[HB];
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            p[h] = 1;
-            if (s[h] > m[h]) {
-                T alpha = raise_head(h, s[h]);
-#pragma unroll
-                for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
-            } else {
-                p[h] = exp2_t<T>(s[h] - m[h]);
-            }
-        }
-        weigh(p, v);
-    }
-
-    // A window of keys at once (group_window): the team's max becomes at least the window's, wm, whose keys then
-    // weigh 2^(s - m) <= 1 each (weigh: the team adds p·v and p itself). Only a larger max rescales l and acc, by
-    // 2^(m_old - m) (as in add: once the max has settled that is rare, about ln n of n windows); a team's first
-    // window (m = -inf) starts from zero. One test for all heads, not a branch a head: where any head's max rises,
-    // every head is rescaled, by exactly 1 (a select, not exp2(0)) where its own stays.
-    __device__ __forceinline__ void raise_to(const T* wm) {
-        if (rises_to(wm)) {
-#pragma unroll
-            for (int h = 0; h < HB; h++) {
-                T alpha = raise_head(h, wm[h]);
-#pragma unroll
-                for (int k = 0; k < VEC; k++) acc[h][k] *= alpha;
-            }
-        }
-    }
-
-    // raise_to in value_tiles' layout: every lane holds the warp's m and l, and head t's acc and z, rescaled by
-    // head t's alpha.
-    __device__ __forceinline__ void raise_tiles(const T* wm, int t) {
-        if (rises_to(wm)) {
-            T alpha[HB];
-#pragma unroll
-            for (int h = 0; h < HB; h++) alpha[h] = raise_head(h, wm[h]);
-            T at = alpha[0];
-#pragma unroll
-            for (int h = 1; h < HB; h++) at = t == h ? alpha[h] : at;
-#pragma unroll
-            for (int h = 0; h < HB; h++) {
-#pragma unroll
-                for (int k = 0; k < VEC; k++) acc[h][k] *= at;
-            }
-            z *= at;
-        }
-    }
-
-    // Whether any head's max rises to wm.
-    __device__ __forceinline__ bool rises_to(const T* wm) const {
-        bool rises = false;
-#pragma unroll
-        for (int h = 0; h < HB; h++) rises = rises || wm[h] > m[h];
-        return rises;
-    }
-
-    // Head h's max raised to s where s is larger, l rescaled; the factor its sums take: exactly 1 where its max
-    // stays, 0 from an empty state (m = -inf), else 2^(m_old - s).
-    __device__ __forceinline__ T raise_head(int h, T s) {
-        bool up = s > m[h];
-        T alpha = !up ? (T) 1 : m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - s);
-        m[h] = up ? s : m[h];
-        l[h] *= alpha;
-        return alpha;
-    }
-
-    __device__ __forceinline__ void weigh(const T* p, const T* v) {
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            l[h] += p[h];
-#pragma unroll
-            for (int k = 0; k < VEC; k++) acc[h][k] += p[h] * v[k];
-        }
-    }
-
-    // For values that come one channel at a time (the slow path): adds p·v to channel k of acc (l takes p apart).
-    __device__ __forceinline__ void accumulate(const T* p, int k, T v) {
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-#pragma unroll
-            for (int i = 0; i < VEC; i++) {
-                if (i == k) acc[h][i] += p[h] * v;   // k may vary at run time: acc stays in registers
-            }
-        }
-    }
-
-    // Merges the state of the lane `offset` away (another team, same channels), as every lane of the pair does.
-    __device__ __forceinline__ void merge_xor(int offset, int hb) {
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            if (h >= hb) break;
-            T mo = __shfl_xor_sync(FULL, m[h], offset);
-            T lo = __shfl_xor_sync(FULL, l[h], offset);
-            T M = mo > m[h] ? mo : m[h];
-            T wa = m[h] == -INFINITY ? (T) 0 : exp2_t<T>(m[h] - M);
-            T wb = mo == -INFINITY ? (T) 0 : exp2_t<T>(mo - M);
-            l[h] = l[h] * wa + lo * wb;
-#pragma unroll
-            for (int k = 0; k < VEC; k++) {
-                T other = __shfl_xor_sync(FULL, acc[h][k], offset);
-                acc[h][k] = acc[h][k] * wa + other * wb;
-            }
-            m[h] = M;
-        }
-    }
-};
-
-// The packed cache (layout: packed_cache.cuh), dequantized in T as it is read.
-struct PackedRows {
-    static constexpr bool GROUPS = true;   // quantized groups: the fp32 kernel scores their keys on tensor cores
-    Cache K;
-    // Its rows (sink, residual) are a few dozen keys of a chunk: reading the query slice there per key, not per
-    // window, keeps the kernel within 128 registers without spills (ptxas, sm_90).
-    static constexpr bool QUERY_PER_KEY = true;
-
-    __device__ int residual_start() const { return K.sinkLen + K.groups * K.G; }
-
-    // The segment index of key j (-1 sink, a group, groups for the residual): the one division, in the prologue.
-    __device__ int segment_index(int j) const {
-        if (j < K.sinkLen) return -1;
-        if (j >= residual_start()) return K.groups;
-        return (j - K.sinkLen) / K.G;
-    }
-
-    __device__ Segment segment_at(int g) const {
-        if (g < 0) return Segment{-1, 0, K.sinkLen};
-        if (g >= K.groups) return Segment{K.groups, residual_start(), 0x7fffffff};
-        return Segment{g, K.sinkLen + g * K.G, K.sinkLen + (g + 1) * K.G};
-    }
-
-    // The first token at or after j where a pair of a group's blocks starts (64 tokens on from the group's start, or
-    // the group's end; j itself in the sink and the residual): where a warp's stretch may start (group_pair_window).
-    // By division: the prologue's.
-    __device__ int pair_start(int j) const {
-        if (j <= K.sinkLen || j >= residual_start()) return j;
-        int gs = K.sinkLen + (j - K.sinkLen) / K.G * K.G;
-        int p = gs + ((j - gs + 63) & ~63);
-        return p < gs + K.G ? p : gs + K.G;
-    }
-
-    // The segment after s (no division: the next group, or the residual after the last).
-    __device__ Segment next(const Segment& s) const {
-        int g = s.g + 1;
-        if (g >= K.groups) return Segment{K.groups, residual_start(), 0x7fffffff};
-        return Segment{g, s.end, s.end + K.G};
-    }
-
-    __device__ bool rows(const Segment& s) const { return s.g < 0 || s.g >= K.groups; }
-
-    __device__ __forceinline__ Words4 key_row(const Segment& s, int j, int kvh, int d, const Lanes& a) const {
-        return fp16_slice(s.g < 0 ? K.sinkK : K.resK, K.Hkv * K.d, j - s.start, kvh, d, a);
-    }
-
-    __device__ __forceinline__ Words4 value_row(const Segment& s, int j, int kvh, int d, const Lanes& a) const {
-        return fp16_slice(s.g < 0 ? K.sinkV : K.resV, K.Hkv * K.d, j - s.start, kvh, d, a);
-    }
-
-    // Otherwise one code a channel (get_code), added to acc as it comes (p: the key's weights after st.rescale);
-    // the value group advanced by counting as the channel crosses it.
-    template <typename T, int HB>
-    __device__ __forceinline__ void value_codes(Online<T, HB>& st, const T* p, const Segment& s, int j, int d,
-                                                const Lanes& a) const {
-        long token = (long) s.g * K.G + (j - s.start);
-        int vgi = a.vg, index = a.vgIndex;
-#pragma unroll 1
-        for (int k = 0; k < VEC; k++) {
-            if (VEC * a.r + k < d) {
-                long vg = token * K.vgroups + vgi;
-                int code = get_code(K.valueCodes + vg * K.vgBytes, index, K.valueBits);
-                const unsigned char* m = K.valueMeta + 4 * vg;
-                st.accumulate(p, k, (T) half_at(m + 2) + (T) code * (T) half_at(m));
-            }
-            if (++index == K.gc) {
-                index = 0;
-                vgi++;
-            }
-        }
-    }
-};
-
-// An fp16 cache: keys and values [token][kvHead][headDim], little-endian halves; one segment.
-struct Fp16Rows {
-    static constexpr bool QUERY_PER_KEY = false;   // every key is a row: the query slice stays in registers
-    static constexpr bool GROUPS = false;
-    const unsigned char* k;
-    const unsigned char* v;
-    int channels;
-    __device__ int segment_index(int) const { return 0; }
-    __device__ Segment segment_at(int) const { return Segment{0, 0, 0x7fffffff}; }
-    __device__ Segment next(const Segment& s) const { return s; }
-    __device__ bool rows(const Segment&) const { return true; }
-    __device__ __forceinline__ Words4 key_row(const Segment&, int j, int kvh, int d, const Lanes& a) const {
-        return fp16_slice(k, channels, j, kvh, d, a);
-    }
-    __device__ __forceinline__ Words4 value_row(const Segment&, int j, int kvh, int d, const Lanes& a) const {
-        return fp16_slice(v, channels, j, kvh, d, a);
-    }
-    // For rows_pair_window: row j's KV head kvh in K or V, and the bytes of a row.
-    __device__ __forceinline__ const unsigned char* key_rows(const Segment&, int j, int kvh, int d) const {
-        return k + 2 * ((long) j * channels + kvh * d);
-    }
-    __device__ __forceinline__ const unsigned char* value_rows(const Segment&, int j, int kvh, int d) const {
-        return v + 2 * ((long) j * channels + kvh * d);
-    }
-    __device__ __forceinline__ long row_bytes() const { return 2L * channels; }
-};
 
 // Sum over the R lanes of a team (xor butterfly, offsets R/2 down to 1: every lane of the team gets the same bits).
 // Unrolled over the five offsets a warp has, each step's add kept only where it is below R (the same in every lane): no
@@ -422,17 +133,6 @@ __device__ __forceinline__ T team_sum(T x, int R) {
         x = step < R ? x + y : x;
     }
     return x;
-}
-
-// Four consecutive elements of shared memory at a 16-byte boundary, as vector loads.
-__device__ __forceinline__ void load4(const float* p, float* x) {
-    float4 v = *reinterpret_cast<const float4*>(p);
-    x[0] = v.x, x[1] = v.y, x[2] = v.z, x[3] = v.w;
-}
-
-__device__ __forceinline__ void load4(const double* p, double* x) {
-    double2 u = reinterpret_cast<const double2*>(p)[0], v = reinterpret_cast<const double2*>(p)[1];
-    x[0] = u.x, x[1] = u.y, x[2] = v.x, x[3] = v.y;
 }
 
 // The lane's 8 channels of each held query head, from shared memory ([channel][HB], zero past the pass's heads):
@@ -688,66 +388,6 @@ __device__ __forceinline__ void take_window(Online<float, HB>& st, const float (
             }
         }
     }
-}
-
-// The running state into value_tiles' layout (value_unscale), where a warp goes from rows (or its start) to a quantized
-// group's pair windows: the teams merged (every lane then holds the warp's m and l), team 0's acc through the warp's
-// sO [head][channel], each lane's head and channels divided by their m-tiles' unscale (powers of two: exact), z 0.
-template <int HB, int B>
-__device__ void tile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
-    for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, HB);
-    if (a.team == 0 && VEC * a.r < d) {
-#pragma unroll
-        for (int h = 0; h < HB; h++) {
-            *reinterpret_cast<float4*>(sO + h * d + VEC * a.r) = make_float4(st.acc[h][0], st.acc[h][1], st.acc[h][2], st.acc[h][3]);
-            *reinterpret_cast<float4*>(sO + h * d + VEC * a.r + 4) = make_float4(st.acc[h][4], st.acc[h][5], st.acc[h][6], st.acc[h][7]);
-        }
-    }
-    __syncwarp();
-    const float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);   // head t's run g
-    float* acc = &st.acc[0][0];
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        bool held = 16 * m < d;
-        acc[4 * m] = held ? row[2 * m] * (1.0f / value_unscale<B>(m, 0)) : 0.0f;
-        acc[4 * m + 1] = 0.0f;
-        acc[4 * m + 2] = held ? row[2 * m + 1] * (1.0f / value_unscale<B>(m, 1)) : 0.0f;
-        acc[4 * m + 3] = 0.0f;
-    }
-    st.z = 0;
-    __syncwarp();   // every lane's reads of sO before it is written again
-}
-
-// Back from value_tiles' layout, where a warp goes from a group's pair windows to rows, and at the end of its stretch:
-// each lane's channels of its head, (hi + lo·2^-11)·unscale + z, through sO into team 0's acc; the other teams' acc
-// and l 0 (every lane held the warp's l), so the teams' merge counts the window sums once.
-template <int HB, int B>
-__device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
-    float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);
-    const float* acc = &st.acc[0][0];
-#pragma unroll
-    for (int m = 0; m < 8; m++) {
-        if (16 * m < d) {
-            *reinterpret_cast<float2*>(row + 2 * m) =
-                    make_float2((acc[4 * m] + acc[4 * m + 1] * (1.0f / 2048.0f)) * value_unscale<B>(m, 0) + st.z,
-                                (acc[4 * m + 2] + acc[4 * m + 3] * (1.0f / 2048.0f)) * value_unscale<B>(m, 1) + st.z);
-        }
-    }
-    __syncwarp();
-    bool takes = a.team == 0 && VEC * a.r < d;
-#pragma unroll
-    for (int h = 0; h < HB; h++) {
-        float o[VEC] = {};
-        if (takes) {
-            load4(sO + h * d + VEC * a.r, o);
-            load4(sO + h * d + VEC * a.r + 4, o + 4);
-        }
-#pragma unroll
-        for (int k = 0; k < VEC; k++) st.acc[h][k] = o[k];
-        st.l[h] = a.team == 0 ? st.l[h] : 0.0f;
-    }
-    st.z = 0;
-    __syncwarp();   // every lane's reads of sO before it is written again
 }
 
 // The warp's window [j0, j0 + n) of quantized group seg.g where the fp32 kernel takes keys and values on tensor cores

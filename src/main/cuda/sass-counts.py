@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Counts the SASS instructions of the split-K decode kernels (pnmix_decode.cu) per loop, for the decode model.
 
-Writes fixtures/sass/pnmix_decode.sm_90.json, which DecodeIssueModel (src/test/java/org/mechspec/pnmix) reads; the
-tests there fail when the SHA-256 of pnmix_decode.cu or of a file of its folder it includes (group_tiles.cuh,
+Writes fixtures/sass/pnmix_decode.sm_90.json, which DecodeIssueModel (src/test/java/org/mechspec/pnmix) reads;
+SassFixtureTest fails when the SHA-256 of pnmix_decode.cu or of a file of its folder it includes (group_tiles.cuh,
 warp_ops.cuh, ...) differs from the one recorded here (sources_sha256). Run from the repository root:
 
     NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py      (or --nvdisasm PATH)
@@ -10,9 +10,10 @@ warp_ops.cuh, ...) differs from the one recorded here (sources_sha256). Run from
 Needs nvcc (compiles for sm_90 with the bundle's flags: -std=c++17 -lineinfo, nvcc's default -O3) and nvdisasm.
 A CUDA toolkit's nvdisasm works. Without one: Debian bookworm's non-free package nvidia-cuda-toolkit (11.8) ships
 /usr/bin/nvdisasm; `apt-get download nvidia-cuda-toolkit` and `dpkg-deb -x` it into a scratch folder (outside
-the repository). nvdisasm 11.8 predates the sm_90 cubin header nvcc 12/13 writes, so this script disassembles a
-copy with the header patched (ELF OSABI 51, ABI version 7, e_flags 0x5a055a); the instructions are untouched. A few
-opcodes newer than 11.8 (VIADD, VIMNMX, VIADDMNMX: integer adds and min/max) print as blanks; they are named here
+the repository). nvdisasm 11.8 predates the sm_90 cubin header nvcc 12/13 writes, so sass_listing.py (beside this
+script: the disassembly and its control-flow graph) disassembles a copy with the header patched (ELF OSABI 51, ABI
+version 7, e_flags 0x5a055a); the instructions are untouched. A few opcodes newer than 11.8 (VIADD, VIMNMX,
+VIADDMNMX: integer adds and min/max) print as blanks; they are named there
 from the opcode field of their encoding (UNKNOWN_OPCODES).
 
 What is counted. Per kernel, and apart per function not inlined (merge_if_last, the division slow paths: they sit
@@ -70,7 +71,7 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     (a head).
 per_key (at the end of the JSON) works out warp instructions per (key, KV head) from these, in full windows, and for
 fp32 ("walk") the counts per window, per group staged and per rows iteration that
-DecodeIssueModelTest adds up over the windows a chunk really takes.
+DecodeIssueModel adds up over the windows a chunk really takes.
 """
 import argparse
 import hashlib
@@ -78,90 +79,95 @@ import json
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 
+sys.dont_write_bytecode = True   # no __pycache__ in the source tree
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_listing import (CLASSES, NVCC_FLAGS, census, cfg, compile_cubin, disassemble, dominates,  # noqa: E402
+                          dominators, patch_header)
+
 SOURCE = "src/main/cuda/pnmix_decode.cu"
 LOCAL_FILES = set()   # the basenames of local_sources(): set in main
 OUTPUT = "fixtures/sass/pnmix_decode.sm_90.json"
-NVCC_FLAGS = ["-std=c++17", "-lineinfo", "-arch=sm_90", "-cubin"]
-
-# Opcode fields (the low 12 bits of an instruction's first word) nvdisasm 11.8 prints blank, by their sm_90 names.
-UNKNOWN_OPCODES = {0x836: "VIADD", 0xc36: "VIADD", 0x848: "VIMNMX", 0x248: "VIMNMX", 0xc48: "VIMNMX",
-                   0x246: "VIADDMNMX", 0x446: "VIADDMNMX", 0xe46: "VIADDMNMX", 0x846: "VIADDMNMX", 0xc46: "VIADDMNMX"}
-
-# Source lines are found by their text (so an edit above them moves nothing here): each entry is a line of
-# pnmix_decode.cu, packed_cache.cuh or chunk_merge.cuh that starts a stretch, and the text of the stretch's last line (None: that line
-# alone), or a count of lines.
-def lines_of(text, first, last):
-    """1-based line numbers from the line containing `first` through the next line containing `last` (or `last`
-    lines when it is a number)."""
-    lines = text.split("\n")
-    hits = [i for i, l in enumerate(lines) if first in l]
+# Source lines are found by their text (so an edit above them, or a move to another of the kernel's files, moves nothing
+# here): each entry is the line that starts a stretch, found in exactly one of the kernel's files (texts: its base name
+# -> its text), and the text of the stretch's last line (None: that line alone), or a count of lines. A line set is a
+# dict from a file's base name to its line numbers.
+def lines_of(texts, first, last):
+    """{file: 1-based line numbers} from the one line containing `first` (in whichever of texts holds it) through the
+    next line containing `last` (or `last` lines when it is a number)."""
+    hits = [(f, i) for f, text in texts.items() for i, l in enumerate(text.split("\n")) if first in l]
     if len(hits) != 1:
         raise SystemExit(f"{first!r}: {len(hits)} lines match; update sass-counts.py to the kernel")
-    i = hits[0]
+    f, i = hits[0]
+    lines = texts[f].split("\n")
     if isinstance(last, int):
-        return set(range(i + 1, i + 1 + last))
+        return {f: set(range(i + 1, i + 1 + last))}
     j = next(k for k in range(i, len(lines)) if last in lines[k])
-    return set(range(i + 1, j + 2))
+    return {f: set(range(i + 1, j + 2))}
 
 
-def line_sets(decode, cache):
+def union(*line_sets):
+    out = {}
+    for ls in line_sets:
+        for f, lines in ls.items():
+            out[f] = out.get(f, set()) | lines
+    return out
+
+
+def line_sets(texts):
     """COLD: code the bench configuration never runs (packed values one code a channel: value_codes, get_code,
     Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice; the query slice read a channel
     at a time where d is not a multiple of 8, query_slice). RARE: the online
     softmax's rescale side (a key whose score exceeds the running max, or a window whose max does: a few a chunk once
     the max has settled, about ln n of n for scores in random order), so not counted per key."""
-    cold = (lines_of(decode, "// For values that come one channel at a time (the slow path)", "// Merges the state")
-            | lines_of(decode, "__device__ __forceinline__ void value_codes(", "// An fp16 cache")
-            | lines_of(decode, "const unsigned char* p = src + 2 * (row * channels", "return x;")
-            | lines_of(decode, "if (valid && !a.wordPath) {", 4)
-            | lines_of(decode, "} else {   // d not a multiple of 4: one channel at a time", 8)
-            | lines_of(decode, "for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;", 1))
-    rare = set()
-    lines = decode.split("\n")
-    for i, l in enumerate(lines):
-        if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
-            j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
-            rare |= set(range(i + 2, j + 1))
-        if "if (rises_to(wm)) {" in l:   # raise_to's and raise_tiles' rescale: through the line before its closing brace
-            indent = l[:len(l) - len(l.lstrip())]
-            j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
-            rare |= set(range(i + 2, j + 1))
-    # what the rescales above call: a head's max raised (its lines are its own where inlined)
-    rare |= lines_of(decode, "__device__ __forceinline__ T raise_head(int h, T s) {", "return alpha;")
-    # the state into and out of value_tiles' layout: at most twice a warp's stretch
-    rare |= lines_of(decode, "__device__ void tile_state(", "// The warp's window [j0, j0 + n) of quantized group seg.g")
-    return ({"pnmix_decode.cu": cold, "packed_cache.cuh": lines_of(cache, "int get_code(", "return (int)")},
-            {"pnmix_decode.cu": rare})
+    cold = union(lines_of(texts, "// For values that come one channel at a time (the slow path)", "// Merges the state"),
+                 lines_of(texts, "__device__ __forceinline__ void value_codes(", "// An fp16 cache"),
+                 lines_of(texts, "const unsigned char* p = src + 2 * (row * channels", "return x;"),
+                 lines_of(texts, "if (valid && !a.wordPath) {", 4),
+                 lines_of(texts, "} else {   // d not a multiple of 4: one channel at a time", 8),
+                 lines_of(texts, "for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;", 1),
+                 lines_of(texts, "int get_code(", "return (int)"))
+    rare = {}
+    for f, text in texts.items():
+        lines = text.split("\n")
+        for i, l in enumerate(lines):
+            if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
+                j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
+                rare = union(rare, {f: set(range(i + 2, j + 1))})
+            if "if (rises_to(wm)) {" in l:   # raise_to's and raise_tiles' rescale: through the line before its closing brace
+                indent = l[:len(l) - len(l.lstrip())]
+                j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
+                rare = union(rare, {f: set(range(i + 2, j + 1))})
+    # what the rescales above call: a head's max raised (its lines are its own where inlined); the state into and out
+    # of value_tiles' layout: at most twice a warp's stretch
+    rare = union(rare, lines_of(texts, "__device__ __forceinline__ T raise_head(int h, T s) {", "return alpha;"),
+                 lines_of(texts, "__device__ void tile_state(", "__syncwarp();   // every lane's reads of sO"),
+                 lines_of(texts, "__device__ void untile_state(", "__syncwarp();   // every lane's reads of sO"))
+    return cold, rare
 
 
-def f32_packed_cold(decode):
+def f32_packed_cold(texts):
     """COLD in the fp32 packed kernel only: the paths it takes where the tensor-core values do not apply, which the
     bench configuration never does (d = 128 and 32; a value group a whole head, 2-bit values): group_window (its keys
     on tensor cores, or a lane a key: key_scores, key_channel, where d is odd; the teams' values), which dominates its
-    copy of key_tile_scores; group_pair_window takes the bench's."""
-    return (lines_of(decode, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;")
-            | lines_of(decode, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group")
-            | lines_of(decode, "__device__ __forceinline__ void group_window(const PackedRows& R",
-                       "// A window of one or two blocks (lane τ holds block token τ's scores")
-            | lines_of(decode, "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i", 1))
+    copy of key_tile_scores; group_pair_window takes the bench's. And key_tiles.cuh's key_tile_scores, which a group
+    takes a block at a time where its channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit
+    adjacent pairs take key_pair_scores, a window's two blocks at once)."""
+    return union(lines_of(texts, "__device__ __forceinline__ void key_channel(", "for (int h = 0; h < HB; h++) s[h] += qc[h] * kx;"),
+                 lines_of(texts, "__device__ __forceinline__ void key_scores(const Cache& K", "// The warp's window [j0, j0 + n) of quantized group"),
+                 lines_of(texts, "__device__ __forceinline__ void group_window(const PackedRows& R",
+                          "// A window of one or two blocks (lane τ holds block token τ's scores"),
+                 lines_of(texts, "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i", 1),
+                 lines_of(texts, "__device__ __forceinline__ void key_tile_scores(const Cache& K", "put_scores<2>(acc, at, kt, lane);"))
 
 
-def f32_packed_cold_tiles(tiles):
-    """COLD in the fp32 packed kernel's key_tiles.cuh: key_tile_scores, which a group takes a block at a time where its
-    channel pairs differ in width or exceed PAIR_MAX_BITS (the bench's 3- and 1-bit adjacent pairs take
-    key_pair_scores, a window's two blocks at once)."""
-    return lines_of(tiles, "__device__ __forceinline__ void key_tile_scores(const Cache& K", "put_scores<2>(acc, at, kt, lane);")
-
-
-def f32_fp16_cold(decode):
+def f32_fp16_cold(texts):
     """COLD in the fp32 fp16-cache kernel only: rows_window, which it takes where d is not a multiple of 16 (the bench's
     d is 128 and 32: rows_pair_window's tensor-core windows)."""
-    return lines_of(decode, "__device__ __forceinline__ void rows_window(const Rows& R",
+    return lines_of(texts, "__device__ __forceinline__ void rows_window(const Rows& R",
                     "// One channel of a key for the lane's token")
 
 
@@ -227,233 +233,6 @@ def source_loop_lines(texts):
             raise SystemExit(f"source loop {name!r}: {len(hits)} lines match; update sass-counts.py to the kernel")
         out[hits[0]] = name
     return out
-
-
-CLASSES = ["fp32_fma_mul_add", "fp64", "half", "mma", "mufu", "shfl", "integer_logic", "convert", "load_global",
-           "load_shared", "store", "predicate_select_move", "branch_sync", "other"]
-
-
-def op_class(name):
-    """The class of an instruction by its mnemonic (modifiers dropped)."""
-    base = name.split(".")[0]
-    if base in ("FFMA", "FMUL", "FADD", "FMNMX", "FSETP", "FSET", "FCHK", "FSWZADD"):
-        return "fp32_fma_mul_add" if base in ("FFMA", "FMUL", "FADD") else "predicate_select_move" if base == "FSETP" else "other"
-    if base in ("DFMA", "DMUL", "DADD", "DSETP", "DMNMX"):
-        return "fp64"
-    if base in ("HFMA2", "HADD2", "HMUL2", "HSETP2", "HMNMX2"):
-        # HFMA2.MMA with zero operands and HADD2.F32 are how ptxas moves a constant and widens an fp16.
-        if name.startswith("HADD2.F32"):
-            return "convert"
-        if name.startswith("HFMA2.MMA"):
-            return "predicate_select_move"
-        return "half"
-    if base == "HMMA":
-        return "mma"
-    if base == "MUFU":
-        return "mufu"
-    if base == "SHFL":
-        return "shfl"
-    if base in ("LOP3", "LOP", "SHF", "SHL", "SHR", "IMAD", "IADD3", "IADD", "LEA", "IMNMX", "VIADD", "VIMNMX",
-                "VIADDMNMX", "ISETP", "IABS", "POPC", "FLO", "BREV", "PRMT", "BMSK", "IDP", "IMUL", "UIADD3", "ULOP3",
-                "USHF", "UIMAD", "ULEA", "UISETP", "UPRMT", "UFLO", "UPOPC", "UMOV", "USEL"):
-        return "integer_logic"
-    if base in ("I2F", "F2I", "F2F", "I2FP", "F2IP", "FRND", "I2I", "F2FP"):
-        return "convert"
-    if base in ("LDG", "LD", "LDC", "ULDC", "LDL"):
-        return "load_global" if base in ("LDG", "LD", "LDL") else "other"
-    if base in ("LDS", "LDSM"):
-        return "load_shared"
-    if base in ("STG", "STS", "ST", "STL", "RED", "ATOM", "ATOMS", "ATOMG"):
-        return "store"
-    if base in ("SEL", "FSEL", "MOV", "CS2R", "S2R", "S2UR", "R2P", "P2R", "PLOP3", "VOTE", "VOTEU", "R2UR", "CS2UR"):
-        return "predicate_select_move"
-    if base in ("BRA", "BSSY", "BSYNC", "WARPSYNC", "EXIT", "RET", "CALL", "BAR", "NOP", "BREAK", "BPT", "YIELD",
-                "JMP", "BRX", "JMX"):
-        return "branch_sync"
-    return "other"
-
-
-def compile_cubin(nvcc, source, out):
-    subprocess.run([nvcc] + NVCC_FLAGS + ["-o", out, source], check=True)
-
-
-def patch_header(cubin, out):
-    """A copy nvdisasm 11.8 reads: OSABI, ABI version and e_flags of the CUDA 11 sm_90 header."""
-    b = bytearray(open(cubin, "rb").read())
-    assert b[:4] == b"\x7fELF", "not an ELF cubin"
-    b[7] = 51
-    b[8] = 7
-    struct.pack_into("<I", b, 0x30, 0x5a055a)
-    open(out, "wb").write(b)
-
-
-HEX = re.compile(r"/\* (0x[0-9a-f]{16}) \*/\s*$")
-
-
-def disassemble(nvdisasm, cubin):
-    """Per function, its instructions in order: address, mnemonic text, encoding, source file and line."""
-    text = subprocess.run([nvdisasm, "-c", "-g", "-hex", cubin], check=True, capture_output=True, text=True).stdout
-    funcs = {}
-    cur = None
-    kernel = None
-    section_instructions = 0   # a function not inlined sits in its caller's section, after the kernel's code
-    local_functions = set()
-    pending = None
-    where = (None, None)
-    for line in text.split("\n"):
-        m = re.match(r"\.text\.(\w+):", line)
-        if m:
-            cur = kernel = m.group(1)
-            funcs[cur] = []
-            section_instructions = 0
-            pending = None
-            where = (None, None)
-            continue
-        if cur is None:
-            continue
-        m = re.match(r"\s*\.type\s+(\S+),@function", line)
-        if m:
-            local_functions.add(m.group(1))
-            continue
-        m = re.match(r"(\S+):\s*$", line)
-        if m and m.group(1) in local_functions and m.group(1).startswith("$"):
-            # "$kernel$name": a function of its own, reached by CALL, reported as "kernel:name"
-            cur = kernel + ":" + m.group(1).rsplit("$", 1)[-1]
-            funcs[cur] = []
-            funcs[cur + " base"] = section_instructions
-            continue
-        m = re.match(r'\s*//## File "(.*)", line (\d+)', line)
-        if m:
-            where = (os.path.basename(m.group(1)), int(m.group(2)))
-            continue
-        m = HEX.search(line)
-        if not m:
-            continue
-        if pending is None:   # an instruction is two 64-bit words, the first on the line with its text
-            pending = (line[:m.start()].strip(), int(m.group(1), 16))
-            continue
-        shown, lo = pending
-        pending = None
-        address = (funcs.get(cur + " base", 0) + len(funcs[cur])) * 16
-        section_instructions += 1
-        mm = re.match(r"/\*([0-9a-f]+)\*/\s+(.*?)\s*;?\s*$", shown)
-        if mm:
-            assert int(mm.group(1), 16) == address, (cur, shown)
-            txt = mm.group(2)
-        else:
-            op = lo & 0xfff
-            if op not in UNKNOWN_OPCODES:
-                raise SystemExit(f"{cur}: opcode {op:#x} at {address:#x} unknown to this nvdisasm and to UNKNOWN_OPCODES")
-            txt = UNKNOWN_OPCODES[op] + " (named from its opcode field)"
-        pred = re.match(r"(@!?U?P[T0-9])\s+(.*)", txt)
-        body = pred.group(2) if pred else txt
-        funcs[cur].append(dict(a=address, txt=txt, name=body.split()[0], pred=bool(pred) and pred.group(1) not in ("@PT",),
-                               lo=lo, file=where[0], line=where[1]))
-    return {k: v for k, v in funcs.items() if not k.endswith(" base")}, text
-
-
-def branch_target(ins):
-    """A relative branch's target: the signed word offset is split over bits 16-23 and 34-63 of the first word."""
-    lo = ins["lo"]
-    v = ((lo >> 34) << 8) | ((lo >> 16) & 0xff)
-    v &= (1 << 38) - 1
-    if v >> 37:
-        v -= 1 << 38
-    return ins["a"] + 16 + 4 * v
-
-
-def cfg(ins):
-    """Basic blocks (start index, end index exclusive) and their successors, by instruction index."""
-    n = len(ins)
-    by_addr = {x["a"]: i for i, x in enumerate(ins)}
-    leaders = {0}
-    for i, x in enumerate(ins):
-        nm = x["name"]
-        if nm.startswith("BRA") or nm.startswith("EXIT") or nm.startswith("RET") or nm.startswith("BRX") or nm.startswith("JMX"):
-            if i + 1 < n:
-                leaders.add(i + 1)
-            if nm.startswith("BRA"):
-                t = branch_target(x)
-                assert t in by_addr, (x, hex(t))
-                leaders.add(by_addr[t])
-    starts = sorted(leaders)
-    blocks = [(s, starts[k + 1] if k + 1 < len(starts) else n) for k, s in enumerate(starts)]
-    block_of = {s: k for k, (s, e) in enumerate(blocks)}
-    succ = []
-    div_targets = set()
-    for k, (s, e) in enumerate(blocks):
-        last = ins[e - 1]
-        nm = last["name"]
-        out = []
-        falls = True
-        if nm.startswith("BRA"):
-            t = block_of[by_addr[branch_target(last)]]
-            out.append(t)
-            if nm.startswith("BRA.DIV"):
-                div_targets.add(t)
-            elif not last["pred"]:
-                falls = False
-        elif nm.startswith(("EXIT", "RET", "BRX", "JMX")) and not last["pred"]:
-            falls = False
-        if falls and e < n:
-            out.append(block_of[e])
-        succ.append(out)
-    return blocks, succ, div_targets
-
-
-def dominators(nb, succ):
-    preds = [[] for _ in range(nb)]
-    for u in range(nb):
-        for v in succ[u]:
-            preds[v].append(u)
-    # reverse post-order from block 0
-    order, seen, stack = [], [False] * nb, [(0, 0)]
-    seen[0] = True
-    while stack:
-        u, k = stack.pop()
-        if k < len(succ[u]):
-            stack.append((u, k + 1))
-            v = succ[u][k]
-            if not seen[v]:
-                seen[v] = True
-                stack.append((v, 0))
-        else:
-            order.append(u)
-    rpo = order[::-1]
-    index = {u: i for i, u in enumerate(rpo)}
-    idom = {0: 0}
-
-    def intersect(a, b):
-        while a != b:
-            while index[a] > index[b]:
-                a = idom[a]
-            while index[b] > index[a]:
-                b = idom[b]
-        return a
-
-    changed = True
-    while changed:
-        changed = False
-        for u in rpo[1:]:
-            ps = [p for p in preds[u] if p in idom]
-            if not ps:
-                continue
-            new = ps[0]
-            for p in ps[1:]:
-                new = intersect(p, new)
-            if idom.get(u) != new:
-                idom[u] = new
-                changed = True
-    return idom, preds
-
-
-def dominates(idom, a, b):
-    while True:
-        if a == b:
-            return True
-        if b == 0 or b not in idom:
-            return False
-        b = idom[b]
 
 
 def analyse(ins, cold_lines, rare_lines):
@@ -526,16 +305,6 @@ def analyse(ins, cold_lines, rare_lines):
     return blocks, cold, rare, result
 
 
-def census(ins, blocks, ks):
-    c = {name: 0 for name in CLASSES}
-    for k in ks:
-        s, e = blocks[k]
-        for x in ins[s:e]:
-            c[op_class(x["name"])] += 1
-    c["total"] = sum(c[name] for name in CLASSES)
-    return c
-
-
 def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
     blocks, cold, rare, loops = analyse(ins, cold_lines, rare_lines)
     size = lambda ks: sum(blocks[k][1] - blocks[k][0] for k in ks)
@@ -586,7 +355,7 @@ def per_key(reports):
     blocks a window, keys and values a window, the window itself, and the group staging over the bench's 128-token
     groups; packed fp64: 32-key windows) or of rows (fp16, 32 keys), per block once, and the merge's per (chunk,
     query head) and per query head, from the loops' own counts and the source's trip counts (the module docstring).
-    For fp32 "walk" gives the parts DecodeIssueModelTest adds up over the windows a chunk really takes (a window may
+    For fp32 "walk" gives the parts DecodeIssueModel adds up over the windows a chunk really takes (a window may
     be one block, or start inside one, and costs the same): per group window, per group staged, and rows windows."""
     result = {}
     for t in ("f32", "f64"):
@@ -783,7 +552,6 @@ def main():
     args = ap.parse_args()
     if not args.nvdisasm or not args.nvcc:
         raise SystemExit("needs nvcc and nvdisasm (--nvcc/--nvdisasm or NVCC/NVDISASM): see this script's docstring")
-    src = open(SOURCE, "rb").read()
     with tempfile.TemporaryDirectory() as tmp:
         cubin = os.path.join(tmp, "pnmix_decode.cubin")
         compile_cubin(args.nvcc, SOURCE, cubin)
@@ -792,15 +560,13 @@ def main():
         funcs, listing = disassemble(args.nvdisasm, patched)
     if args.listing:
         open(args.listing, "w").write(listing)
-    decode = src.decode()
     sources = local_sources()
     LOCAL_FILES.update(os.path.basename(f) for f in sources)
-    folder = os.path.dirname(SOURCE)
-    cold_lines, rare_lines = line_sets(decode, open(os.path.join(folder, "packed_cache.cuh")).read())
-    loop_names = source_loop_lines({os.path.basename(f): open(f).read() for f in sources})
-    f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_packed_cold(decode),
-                                   "key_tiles.cuh": f32_packed_cold_tiles(open(os.path.join(folder, "key_tiles.cuh")).read())})
-    fp16_f32_cold = dict(cold_lines, **{"pnmix_decode.cu": cold_lines["pnmix_decode.cu"] | f32_fp16_cold(decode)})
+    texts = {os.path.basename(f): open(f).read() for f in sources}
+    cold_lines, rare_lines = line_sets(texts)
+    loop_names = source_loop_lines(texts)
+    f32_cold = union(cold_lines, f32_packed_cold(texts))
+    fp16_f32_cold = union(cold_lines, f32_fp16_cold(texts))
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32")
                                    else fp16_f32_cold if name.startswith("fp16_decode_chunk_f32") else cold_lines,
                                    rare_lines, loop_names) for name, ins in sorted(funcs.items())}
@@ -808,7 +574,7 @@ def main():
         "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",
         "regenerate": "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py",
         "source": SOURCE,
-        # the kernel and every file of its folder it includes (DecodeIssueModelTest compares each)
+        # the kernel and every file of its folder it includes (SassFixtureTest compares each)
         "sources_sha256": {f: hashlib.sha256(open(f, "rb").read()).hexdigest() for f in sources},
         "nvcc": tool_version(args.nvcc),
         "nvcc_flags": " ".join(NVCC_FLAGS),

@@ -46,6 +46,7 @@ class DecodeKernelCodeTest {
     static final int RESERVED_SHARED_PER_BLOCK = 1024;
 
     private static Map<String, String> ptx;
+    private static String ptxText;
     private static Map<String, Resources> resources;
     private static String ptxasReport;
 
@@ -59,7 +60,8 @@ class DecodeKernelCodeTest {
         Path source = Path.of(System.getProperty("mechspec.decodeKernelSource", "src/main/cuda/pnmix_decode.cu")).toAbsolutePath();
         Path ptxFile = dir.resolve("pnmix_decode.ptx");
         run(nvcc, "-std=c++17", "-arch=sm_90", "-ptx", "-o", ptxFile.toString(), source.toString());
-        ptx = entries(Files.readString(ptxFile));
+        ptxText = Files.readString(ptxFile);
+        ptx = entries(ptxText);
         String report = run(nvcc, "-std=c++17", "-arch=sm_90", "-cubin", "-Xptxas", "-v", "-o", dir.resolve("pnmix_decode.cubin").toString(),
                 source.toString());
         resources = resources(report);
@@ -122,6 +124,33 @@ class DecodeKernelCodeTest {
         assertThat(CudaSplitKDecode.chunkKernel(false, true, 64, 64, 3)).as("3-bit values").isEqualTo("packed_decode_chunk_f32");
         assertThat(CudaSplitKDecode.chunkKernel(false, false, 128, 128, 2)).isEqualTo("packed_decode_chunk_f64");
         assertThat(CudaSplitKDecode.chunkKernel(true, true, 128, 128, 2)).isEqualTo("fp16_decode_chunk_f32");
+    }
+
+    /**
+     * The fused merge's ordering, which the emulator cannot check (it runs a launch's blocks one after another, so a
+     * missing fence changes nothing there): in every copy of merge_if_last each thread's fence (membar.gl) comes before
+     * the block's barrier and count (atom.global.add), and the partials are read only after a second barrier and a
+     * second fence; every chunk kernel calls it.
+     */
+    @Test
+    void theMergeFencesThePartialsBeforeItsCountAndReadsThemAfterIt() {
+        Map<String, String> merges = functions(ptxText, "merge_if_last");
+        assertThat(merges).as("merge_if_last's copies (one per element type and channels a lane)").hasSize(8);
+        for (Map.Entry<String, String> e : merges.entrySet()) {
+            String body = e.getValue();
+            int fence = body.indexOf("membar.gl;");
+            int barrier = body.indexOf("bar.sync", fence);
+            int count = body.indexOf("atom.global.add", barrier);
+            int verdict = body.indexOf("bar.sync", count);
+            int acquire = body.indexOf("membar.gl;", verdict);
+            int firstRead = body.indexOf("ld.global");
+            assertThat(List.of(fence, barrier, count, verdict, acquire)).as("%s: fence, barrier, count, barrier, fence", e.getKey())
+                    .doesNotContain(-1).isSorted();
+            assertThat(firstRead).as("%s: the partials read after the second fence", e.getKey()).isGreaterThan(acquire);
+        }
+        for (String k : CHUNK_KERNELS) {
+            assertThat(ptx.get(k)).as("%s calls merge_if_last", k).containsPattern("call\\.uni\\s+\\w*merge_if_last");
+        }
     }
 
     @Test
@@ -233,6 +262,18 @@ class DecodeKernelCodeTest {
         while (m.find()) {
             int end = ptxText.indexOf("\n}", m.start());
             out.put(m.group(1), ptxText.substring(m.start(), end < 0 ? ptxText.length() : end));
+        }
+        return out;
+    }
+
+    /** The bodies of the PTX's non-entry functions (.func) whose names contain {@code part}, by name. */
+    static Map<String, String> functions(String ptxText, String part) {
+        Map<String, String> out = new LinkedHashMap<>();
+        Matcher m = Pattern.compile("\\.func\\s+(\\w*" + Pattern.quote(part) + "\\w*)\\(").matcher(ptxText);
+        while (m.find()) {
+            int body = ptxText.indexOf("\n{", m.end());
+            int end = ptxText.indexOf("\n}", body);
+            out.put(m.group(1), ptxText.substring(body, end));
         }
         return out;
     }
