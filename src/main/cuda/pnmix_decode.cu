@@ -346,8 +346,11 @@ __device__ __forceinline__ void group_window(const PackedRows& R, const Segment&
 
 // A window of one or two blocks (lane τ holds block token τ's scores sA, sB where holdsA, holdsB): its max per head
 // raises the running state once, and each key's weight 2^(s - m) against its max, into pA, pB (0 where the lane holds
-// no key). TILED: the state in value_tiles' layout, the warp's (Online::raise_tiles); else every team's is raised
-// (Online::raise_to) and the weights are against team 0's max, which takes the window (take_window).
+// no key). TILED: the state in value_tiles' layout, the warp's (Online::raise_tiles), whose max every lane holds: the
+// window's max is reduced over the warp only where a lane's score rises above it (one vote; once the max has settled
+// that is rare, about ln n of n windows, and a window that does not rise leaves the state as it was, as raise_tiles
+// would); else every team's is raised (Online::raise_to) and the weights are against team 0's max, which takes the
+// window (take_window).
 template <int HB, bool TILED>
 __device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], bool holdsA, bool holdsB, float log2e_scale,
                                              Online<float, HB>& st, int lane, float (&pA)[HB], float (&pB)[HB]) {
@@ -358,10 +361,13 @@ __device__ __forceinline__ void pair_weights(float (&sA)[HB], float (&sB)[HB], b
         sB[h] = holdsB ? sB[h] * log2e_scale : -INFINITY;
         wm[h] = larger(sA[h], sB[h]);
     }
-    warp_max_each<HB>(wm, lane);
     if constexpr (TILED) {
-        st.raise_tiles(wm, lane & 3);
+        if (__any_sync(FULL, st.rises_to(wm))) {   // rare: the window's max over the warp, the state raised to it
+            warp_max_each<HB>(wm, lane);
+            st.raise_tiles(wm, lane & 3);
+        }
     } else {
+        warp_max_each<HB>(wm, lane);
         st.raise_to(wm);
     }
 #pragma unroll

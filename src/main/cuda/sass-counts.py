@@ -22,7 +22,8 @@ in their caller's section, reported as "kernel:function"), the control-flow grap
 loops ("own"), and less two kinds of block (line_sets): cold, code reached only through BRA.DIV (the fallback when
 a warp is diverged at a shuffle; the kernels shuffle in converged code) or only on paths the bench configuration
 never takes (packed values one code a channel; fp16 rows read 2 bytes at a time); and rare, the online softmax's
-rescale side (a key whose score beats the running max). What stays counts once per iteration: both sides of any
+rescale side (a key whose score beats the running max) and the body of any if marked "// rare:" in the source (the
+packed kernel's window max over the warp, reduced only where a score rises above the running max). What stays counts once per iteration: both sides of any
 other branch inside a loop count (a warp whose lanes disagree issues both), so "own" is an upper bound on one
 iteration's issued warp instructions, by at most its "conditional" part (blocks that do not dominate the back edge).
 
@@ -38,15 +39,18 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
       most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
       do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
     value_mtiles, no loop: its 8 m-tiles (16 channels each, both blocks' 4 k-steps) unrolled in the window loop, each
-      a block from the guard before it (m < d/16) to the next: the loop's "mma_blocks", of which a shape runs the
-      first d/16 (the rest are taken off the window's own count);
+      a block from the guard before it (m < d/16) to the next, counted from value_mtiles' lines and its callees'
+      (mtile_lines): the loop's "mma_blocks", of which a shape runs the first d/16 (the rest are taken off the
+      window's own count);
     stage_key_weights (a function of its own: once a group and pass, its two channel loops d/32 (a channel a lane)
       and d/16·16/64 (a channel pair a lane) iterations);
     the window loop "decode_chunk for j0" itself (segment bookkeeping, the value words' copies, the window's softmax,
       the values' weights and sums) once per window (up to 64 keys), less its m-tiles (above), less its block that
       calls stage_key_weights (and what that block alone leads to: "per_group"), counted with the staging once a
       group. Cold in this kernel (f32_packed_cold): group_window (the paths where the values are not on tensor cores:
-      its keys on tensor cores or a lane a key, the teams' values; not in the _bB kernels at all). Rare: the state
+      its keys on tensor cores or a lane a key, the teams' values; not in the _bB kernels at all). Rare: the window's
+      max over the warp and the state's rescale (pair_weights' "// rare:" if: only where a score rises above the
+      running max), and the state
       into and out of value_tiles' layout (tile_state, untile_state: at most twice a stretch), but counted once a
       block where it runs at a pass's end ("per_block_once" adds the rare blocks outside the per-key loops).
   packed_decode_chunk_f64, in a quantized group's window:
@@ -122,7 +126,8 @@ def line_sets(texts):
     Online::accumulate and its call; fp16 rows read 2 bytes at a time in fp16_slice; the query slice read a channel
     at a time where d is not a multiple of 8, query_slice). RARE: the online
     softmax's rescale side (a key whose score exceeds the running max, or a window whose max does: a few a chunk once
-    the max has settled, about ln n of n for scores in random order), so not counted per key."""
+    the max has settled, about ln n of n for scores in random order), so not counted per key. RARE_BRANCHES: the
+    lines of ifs marked "// rare:", whose bodies are rare (analyse: the branch's successor that is not the join)."""
     cold = union(lines_of(texts, "// For values that come one channel at a time (the slow path)", "// Merges the state"),
                  lines_of(texts, "__device__ __forceinline__ void value_codes(", "// An fp16 cache"),
                  lines_of(texts, "const unsigned char* p = src + 2 * (row * channels", "return x;"),
@@ -130,10 +135,12 @@ def line_sets(texts):
                  lines_of(texts, "} else {   // d not a multiple of 4: one channel at a time", 8),
                  lines_of(texts, "for (int k = 0; k < VEC; k++) q[h][k] = c0 + k < d ? sQ[(c0 + k) * HB + h] : (T) 0;", 1),
                  lines_of(texts, "int get_code(", "return (int)"))
-    rare = {}
+    rare, rare_branches = {}, {}
     for f, text in texts.items():
         lines = text.split("\n")
         for i, l in enumerate(lines):
+            if re.search(r"\bif \(.*\{\s*// rare:", l):
+                rare_branches = union(rare_branches, {f: {i + 1}})
             if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
                 j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
                 rare = union(rare, {f: set(range(i + 2, j + 1))})
@@ -146,7 +153,7 @@ def line_sets(texts):
     rare = union(rare, lines_of(texts, "__device__ __forceinline__ T raise_head(int h, T s) {", "return alpha;"),
                  lines_of(texts, "__device__ void tile_state(", "__syncwarp();   // every lane's reads of sO"),
                  lines_of(texts, "__device__ void untile_state(", "__syncwarp();   // every lane's reads of sO"))
-    return cold, rare
+    return cold, rare, rare_branches
 
 
 def f32_packed_cold(texts):
@@ -162,6 +169,15 @@ def f32_packed_cold(texts):
                           "// A window of one or two blocks (lane τ holds block token τ's scores"),
                  lines_of(texts, "for (int i = 0; i < (nB > 0 ? 2 : 1); i++) key_tile_scores<HB>(K, blk + 32 * i", 1),
                  lines_of(texts, "__device__ __forceinline__ void key_tile_scores(const Cache& K", "put_scores<2>(acc, at, kt, lane);"))
+
+
+def mtile_lines(texts):
+    """value_mtiles' own lines and those of what it calls (the mma and the codes' mask): an m-tile block's count
+    (kernel_report's mma_blocks) is its instructions from these lines, wherever ptxas puts the block's first
+    instruction (m-tile 0's block starts at the branch join before it, with window code in it)."""
+    return union(lines_of(texts, "__device__ __forceinline__ void value_mtiles(", "// A token's record"),
+                 lines_of(texts, "__device__ __forceinline__ void mma_m16n8k16_f32_f16(", "#endif"),
+                 lines_of(texts, "__device__ __forceinline__ unsigned paired_codes_to_half2(", 1))
 
 
 def f32_fp16_cold(texts):
@@ -235,7 +251,7 @@ def source_loop_lines(texts):
     return out
 
 
-def analyse(ins, cold_lines, rare_lines):
+def analyse(ins, cold_lines, rare_lines, rare_branches):
     blocks, succ, div_targets = cfg(ins)
     nb = len(blocks)
     idom, preds = dominators(nb, succ)
@@ -254,7 +270,17 @@ def analyse(ins, cold_lines, rare_lines):
         return {k for k in reachable if any(dominates(idom, sd, k) for sd in seeds)}
 
     cold = dominated_by(cold_lines, div_targets)
-    rare = dominated_by(rare_lines, single_entry=True) - cold
+    # A rare if's body: the successor of its conditional branch that has no other predecessor (the other is the join).
+    bodies = set()
+    for k, (s, e) in enumerate(blocks):
+        last = ins[e - 1]
+        if k in reachable and last["name"].startswith("BRA") and last["pred"] and last["line"] in rare_branches.get(last["file"], ()):
+            body = [v for v in succ[k] if len([p for p in preds[v] if p in reachable]) == 1]
+            if len(body) != 1:
+                raise SystemExit(f"the rare branch at {last['file']}:{last['line']} has {len(body)} single-entry successors; "
+                                 "update sass-counts.py to the kernel")
+            bodies.add(body[0])
+    rare = dominated_by(rare_lines, bodies, single_entry=True) - cold
     # Once a group (the fp32 packed kernel): the block that calls stage_key_weights (its arguments worked out) and
     # what it alone leads to, run where a window enters a new group, not every window.
     calls = [k for k, (s, e) in enumerate(blocks)
@@ -305,8 +331,8 @@ def analyse(ins, cold_lines, rare_lines):
     return blocks, cold, rare, result
 
 
-def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
-    blocks, cold, rare, loops = analyse(ins, cold_lines, rare_lines)
+def kernel_report(name, ins, cold_lines, rare_lines, rare_branches, loop_names, mtiles):
+    blocks, cold, rare, loops = analyse(ins, cold_lines, rare_lines, rare_branches)
     size = lambda ks: sum(blocks[k][1] - blocks[k][0] for k in ks)
     hot = [k for k in range(len(blocks)) if k not in cold and k not in rare]
     in_loops = set().union(*[lp["blocks"] for lp in loops]) if loops else set()
@@ -327,8 +353,9 @@ def kernel_report(name, ins, cold_lines, rare_lines, loop_names):
             "conditional": c["total"] - size(lp["always_blocks"]),
             "rare": size(lp["rare_blocks"]),
             "per_group": census(ins, blocks, lp["per_group_blocks"]),
-            # its own blocks that hold mma, in address order (the packed kernel's window: value_mtiles' m-tiles)
-            "mma_blocks": [cb for cb in (census(ins, blocks, [k]) for k in sorted(lp["own_blocks"], key=lambda k: blocks[k][0]))
+            # its own blocks that hold mma, in address order, each its instructions from the m-tiles' lines (the
+            # packed kernel's window: value_mtiles' m-tiles)
+            "mma_blocks": [cb for cb in (census(ins, blocks, [k], mtiles) for k in sorted(lp["own_blocks"], key=lambda k: blocks[k][0]))
                            if cb["mma"] > 0],
         })
     return out
@@ -382,8 +409,8 @@ def per_key(reports):
         else:
             channels = find_loop(packed, "key_scores for c")["own"]
         # fp32 values: value_mtiles' 8 m-tiles unrolled in the window loop, a block each from the guard before it (m <
-        # d/16) to the next (in order; m-tile 0's block also holds the window code before it), 4 mma (both blocks'
-        # k-steps) a block; a shape runs its d/16 first
+        # d/16) to the next (in order), counted from their lines only (mtile_lines: m-tile 0's block also holds window
+        # code, which stays the window's), 4 mma (both blocks' k-steps) a block; a shape runs its d/16 first
         mtiles = find_loop(packed, "decode_chunk for j0")["mma_blocks"] if tensor else []
         if tensor and [b["mma"] for b in mtiles] != [4] * 8:
             raise SystemExit("decode_chunk for j0: expected value_mtiles' 8 m-tiles, a block of 4 mma each; update sass-counts.py")
@@ -563,13 +590,14 @@ def main():
     sources = local_sources()
     LOCAL_FILES.update(os.path.basename(f) for f in sources)
     texts = {os.path.basename(f): open(f).read() for f in sources}
-    cold_lines, rare_lines = line_sets(texts)
+    cold_lines, rare_lines, rare_branches = line_sets(texts)
     loop_names = source_loop_lines(texts)
     f32_cold = union(cold_lines, f32_packed_cold(texts))
     fp16_f32_cold = union(cold_lines, f32_fp16_cold(texts))
     reports = {name: kernel_report(name, ins, f32_cold if name.startswith("packed_decode_chunk_f32")
                                    else fp16_f32_cold if name.startswith("fp16_decode_chunk_f32") else cold_lines,
-                                   rare_lines, loop_names) for name, ins in sorted(funcs.items())}
+                                   rare_lines, rare_branches, loop_names, mtile_lines(texts))
+               for name, ins in sorted(funcs.items())}
     doc = {
         "what": "SASS instruction counts of pnmix_decode.cu for sm_90, per kernel and loop (src/main/cuda/sass-counts.py)",
         "regenerate": "NVDISASM=/path/to/nvdisasm python3 src/main/cuda/sass-counts.py",

@@ -242,11 +242,13 @@ def dominates(idom, a, b):
         b = idom[b]
 
 
-def census(ins, blocks, ks):
+def census(ins, blocks, ks, lines=None):
+    """Instructions of blocks ks by class; lines ({file: line numbers}): only those from these source lines."""
     c = {name: 0 for name in CLASSES}
     for k in ks:
         s, e = blocks[k]
         for x in ins[s:e]:
-            c[op_class(x["name"])] += 1
+            if lines is None or x["line"] in lines.get(x["file"], ()):
+                c[op_class(x["name"])] += 1
     c["total"] = sum(c[name] for name in CLASSES)
     return c
