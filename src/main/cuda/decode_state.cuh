@@ -34,11 +34,11 @@ __device__ __forceinline__ void load4(const double* p, double* x) {
 }
 
 // The running softmax of one team (m, l the same in its lanes) and the lane's acc, for HB query heads. In the fp32
-// packed kernel's quantized groups it is held in value_tiles' layout instead (tile_state: m and l the warp's, acc and
-// z as value_unscale says).
+// packed kernel's quantized groups it is held in value_tiles' layout instead (tile_state: m the warp's, l and z each
+// lane's share of the warp's, acc as value_unscale says).
 template <typename T, int HB>
 struct Online {
-    T m[HB], l[HB], acc[HB][VEC], z;
+    T m[HB], l[HB], acc[HB][VEC], z[HB];
 
     __device__ __forceinline__ void clear() {
 #pragma unroll
@@ -47,8 +47,8 @@ struct Online {
             l[h] = 0;
 #pragma unroll
             for (int k = 0; k < VEC; k++) acc[h][k] = 0;
+            z[h] = 0;
         }
-        z = 0;
     }
 
     // One key: one exp2 a head, for all HB heads (a pass's heads past hb have zero queries; their sums are never
@@ -86,8 +86,8 @@ struct Online {
         }
     }
 
-    // raise_to in value_tiles' layout: every lane holds the warp's m and l, and head t's acc and z, rescaled by
-    // head t's alpha.
+    // raise_to in value_tiles' layout: every lane holds the warp's m, its shares of l and z (each head's rescaled by
+    // its alpha), and head t's acc (by head t's).
     __device__ __forceinline__ void raise_tiles(const T* wm, int t) {
         if (rises_to(wm)) {
             T alpha[HB];
@@ -100,8 +100,8 @@ struct Online {
             for (int h = 0; h < HB; h++) {
 #pragma unroll
                 for (int k = 0; k < VEC; k++) acc[h][k] *= at;
+                z[h] *= alpha[h];
             }
-            z *= at;
         }
     }
 
@@ -165,8 +165,9 @@ struct Online {
 };
 
 // The running state into value_tiles' layout (value_unscale), where a warp goes from rows (or its start) to a quantized
-// group's pair windows: the teams merged (every lane then holds the warp's m and l), team 0's acc through the warp's
-// sO [head][channel], each lane's head and channels divided by their m-tiles' unscale (powers of two: exact), z 0.
+// group's pair windows: the teams merged (every lane then holds the warp's m and l; lane 0 keeps l as its share, the
+// others 0), team 0's acc through the warp's sO [head][channel], each lane's head and channels divided by their
+// m-tiles' unscale (powers of two: exact), z 0.
 template <int HB, int B>
 __device__ void tile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
     for (int o = a.R; o < 32; o <<= 1) st.merge_xor(o, HB);
@@ -188,23 +189,39 @@ __device__ void tile_state(Online<float, HB>& st, int d, float* sO, const Lanes&
         acc[4 * m + 2] = held ? row[2 * m + 1] * (1.0f / value_unscale<B>(m, 1)) : 0.0f;
         acc[4 * m + 3] = 0.0f;
     }
-    st.z = 0;
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        st.l[h] = a.lane == 0 ? st.l[h] : 0.0f;
+        st.z[h] = 0;
+    }
     __syncwarp();   // every lane's reads of sO before it is written again
 }
 
 // Back from value_tiles' layout, where a warp goes from a group's pair windows to rows, and at the end of its stretch:
-// each lane's channels of its head, (hi + lo·2^-11)·unscale + z, through sO into team 0's acc; the other teams' acc
-// and l 0 (every lane held the warp's l), so the teams' merge counts the window sums once.
+// the lanes' shares of l and z summed over the warp (one reduce-scatter), each lane's channels of its head, (hi +
+// lo·2^-11)·unscale + z, through sO into team 0's acc, and l into team 0's; the other teams' acc and l 0, so the
+// teams' merge counts the window sums once.
 template <int HB, int B>
 __device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lanes& a) {
+    float sums[2 * HB];
+#pragma unroll
+    for (int h = 0; h < HB; h++) {
+        sums[h] = st.l[h];
+        sums[HB + h] = st.z[h];
+    }
+    warp_sum_each<2 * HB>(sums, a.lane);
+    int t = a.lane & 3;   // head t: selects, not an index at run time (local memory)
+    float z = sums[HB];
+#pragma unroll
+    for (int h = 1; h < HB; h++) z = t == h ? sums[HB + h] : z;
     float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);
     const float* acc = &st.acc[0][0];
 #pragma unroll
     for (int m = 0; m < 8; m++) {
         if (16 * m < d) {
             *reinterpret_cast<float2*>(row + 2 * m) =
-                    make_float2((acc[4 * m] + acc[4 * m + 1] * (1.0f / 2048.0f)) * value_unscale<B>(m, 0) + st.z,
-                                (acc[4 * m + 2] + acc[4 * m + 3] * (1.0f / 2048.0f)) * value_unscale<B>(m, 1) + st.z);
+                    make_float2((acc[4 * m] + acc[4 * m + 1] * (1.0f / 2048.0f)) * value_unscale<B>(m, 0) + z,
+                                (acc[4 * m + 2] + acc[4 * m + 3] * (1.0f / 2048.0f)) * value_unscale<B>(m, 1) + z);
         }
     }
     __syncwarp();
@@ -218,8 +235,8 @@ __device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lane
         }
 #pragma unroll
         for (int k = 0; k < VEC; k++) st.acc[h][k] = o[k];
-        st.l[h] = a.team == 0 ? st.l[h] : 0.0f;
+        st.l[h] = a.team == 0 ? sums[h] : 0.0f;
+        st.z[h] = 0;
     }
-    st.z = 0;
     __syncwarp();   // every lane's reads of sO before it is written again
 }

@@ -98,7 +98,7 @@ __device__ __forceinline__ ValueWords staged_value_words(const unsigned int* sta
 // The running state in value_tiles' layout (tile_state): lane (g, t) holds, of head t, m-tile m's accumulator (m <
 // d/16) in acc[4m .. 4m + 3]: channel c = g·d/8 + 2m's hi sum (column 2t), its lo·2^11 sum (2t + 1), then channel c +
 // 1's two. In code units: channel c's value is (hi + lo·2^-11)·value_unscale<B>(m, 0) + z, c + 1's the same with
-// value_unscale<B>(m, 1) (z: head t's Σ p·zero).
+// value_unscale<B>(m, 1) (z: head t's Σ p·zero, the sum of the lanes' shares).
 template <int B>
 __host__ __device__ constexpr float value_unscale(int m, int up) {
     // m-tile m's rows, in its half's word, sit 2b·p bits up (p = m mod 4/B) and the odd channel b further:
@@ -192,30 +192,23 @@ __device__ __forceinline__ void window_weights(const float* pA, unsigned int met
     }
 }
 
-// The window's Σ p·v added to the state in value_tiles' layout (acc, z: value_unscale's) and Σ p a head to l (every
-// lane's), over its blocks A and B (where the window holds no key of B, B's weights and words are 0). pA, pB: the
-// weights of the lane's token of each block (0 where the window does not hold it), against the state's max; vw:
-// staged_value_words of A and B.
+// The window's Σ p·v added to the state in value_tiles' layout (acc: value_unscale's), and the lane's tokens' Σ p and
+// Σ p·zero a head to its shares of l and z (untile_state sums the shares over the warp: no reduction a window), over
+// its blocks A and B (where the window holds no key of B, B's weights and words are 0). pA, pB: the weights of the
+// lane's token of each block (0 where the window does not hold it), against the state's max; vw: staged_value_words
+// of A and B.
 template <int HB, int B>
 __device__ __forceinline__ void value_tiles(int d, const float* pA, const float* pB, const ValueWords (&vw)[2], int lane,
-                                            const KeyTiles& kt, float* acc, float (&l)[HB], float& z) {
+                                            const KeyTiles& kt, float* acc, float (&l)[HB], float (&z)[HB]) {
     static_assert(HB == 4, "B's columns: each head's hi and lo, 8 in all");
-    int t = lane & 3;
     unsigned int bw[4][2];
     window_weights<HB>(pA, vw[0].meta, pB, vw[1].meta, lane, kt, bw);
-    // Σ p and Σ p·zero a head, every head in every lane (one reduce-scatter of both).
-    float sums[2 * HB];
     float zeroA = half_hi(vw[0].meta), zeroB = half_hi(vw[1].meta);
 #pragma unroll
     for (int h = 0; h < HB; h++) {
-        sums[h] = pA[h] + pB[h];
-        sums[HB + h] = pA[h] * zeroA + pB[h] * zeroB;
+        l[h] += pA[h] + pB[h];
+        z[h] += pA[h] * zeroA + pB[h] * zeroB;
     }
-    warp_sum_each<2 * HB>(sums, lane);
-#pragma unroll
-    for (int h = 0; h < HB; h++) l[h] += sums[h];
-    // lane (g, t) holds head t (selects: an array indexed at run time would go to local memory)
-    z += t == 0 ? sums[HB] : t == 1 ? sums[HB + 1] : t == 2 ? sums[HB + 2] : sums[HB + 3];
     value_mtiles<B>(d, vw, bw, acc);
     __syncwarp();   // every lane's columns of kt.score read before the next window's scores
 }

@@ -608,7 +608,7 @@ __device__ void decode_chunk(const Rows& R, const T* q, T* partM, T* partL, T* p
             }
             bool pairs = !R.rows(seg) && valueTiles;
             if constexpr (VB > 0) {
-                if (pairs != tiled) {   // at most twice a stretch: out of groups' pair windows before rows, and in after
+                if (pairs != tiled) {   // rare: at most twice a stretch, out of groups' pair windows before rows, in after
                     if (pairs) {
                         tile_state<HB, VB>(st, d, sAcc + a.warp * hs * d, a);
                     } else {
