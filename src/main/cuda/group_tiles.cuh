@@ -36,8 +36,8 @@ struct ValueWords {
 
 // They go through shared memory: a warp's stage holds both blocks of its window, each [32 tokens][VALUE_ROW_WORDS]
 // (token τ's row of the head's codes, d·b/8 bytes: 1 to 8 words), then [32 lanes] the meta words. Lane τ copies token
-// τ's row, a word at a time (cp.async, 4 bytes, predicated past the row's words: no branch), and its meta, before the
-// window's keys are scored; lane (g, t) reads the word of run g of each of its 8 tokens after them
+// τ's row (cp.async: 16 bytes at a time where the row is a multiple of 16, the second copy predicated, else one copy
+// of 8 or 4 bytes) and its meta, before the window's keys are scored; lane (g, t) reads the word of run g of each of its 8 tokens after them
 // (staged_value_words). So the values do not wait for the key phase and hold no registers during it (two blocks'
 // words in registers there spill at 128 registers), and a block's copies cost a lane one address, not one a copy (8
 // tokens' words at 8 addresses). Once its copies are done (__pipeline_wait_prior) a lane reads other lanes' rows:
@@ -63,16 +63,27 @@ __device__ __forceinline__ void stage_value_words(const Cache& K, int grp, int b
 #pragma unroll
     for (int blk = 0; blk < 2; blk++) {
         tok[blk] = tok[blk] < last ? tok[blk] : last;
-        copy_word_async_if(true, stage + blk * VALUE_STAGE_BLOCK_WORDS + 32 * VALUE_ROW_WORDS + lane,
-                           meta + (unsigned long long) tok[blk] * K.vgroups);
+        copy_async_if<4>(true, stage + blk * VALUE_STAGE_BLOCK_WORDS + 32 * VALUE_ROW_WORDS + lane,
+                         meta + (unsigned long long) tok[blk] * K.vgroups);
         from[blk] = reinterpret_cast<const unsigned int*>(codes + (unsigned long long) tok[blk] * stride);
     }
-    unsigned int* to = stage + lane * VALUE_ROW_WORDS;
-    int words = K.vgBytes >> 2;   // d·b/32: 1 to 8 (CudaSplitKDecode.chunkKernel)
+    unsigned int* to = stage + lane * VALUE_ROW_WORDS;   // 48 bytes a row: 16-byte aligned
+    // A row's d·b/8 bytes, 4 to 32 (CudaSplitKDecode.chunkKernel: d·b a multiple of 32, at most 256), in the widest
+    // copies it is a multiple of (the rows, in the cache and in the stage, are aligned as wide): 16 bytes where it is
+    // a multiple of 16 (one or two), else one copy of 8 or 4; the same branch in every lane.
+    int bytes = K.vgBytes;
+    if ((bytes & 15) == 0) {
 #pragma unroll
-    for (int i = 0; i < 8; i++) {
-        copy_word_async_if(i < words, to + i, from[0] + i);
-        copy_word_async_if(i < words, to + VALUE_STAGE_BLOCK_WORDS + i, from[1] + i);
+        for (int i = 0; i < 2; i++) {
+            copy_async_if<16>(16 * i < bytes, to + 4 * i, from[0] + 4 * i);
+            copy_async_if<16>(16 * i < bytes, to + VALUE_STAGE_BLOCK_WORDS + 4 * i, from[1] + 4 * i);
+        }
+    } else if (bytes == 8) {
+        copy_async_if<8>(true, to, from[0]);
+        copy_async_if<8>(true, to + VALUE_STAGE_BLOCK_WORDS, from[1]);
+    } else {
+        copy_async_if<4>(true, to, from[0]);
+        copy_async_if<4>(true, to + VALUE_STAGE_BLOCK_WORDS, from[1]);
     }
 }
 

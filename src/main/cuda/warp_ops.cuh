@@ -63,15 +63,18 @@ __device__ __forceinline__ unsigned lop3(unsigned a, unsigned b, unsigned c) {
 #endif
 }
 
-// 4 bytes from global src to shared dst by cp.async (its commit and wait: __pipeline_commit, __pipeline_wait_prior)
-// where p holds, else nothing: one predicated LDGSTS on a GPU, not a branch around it (nor the three never-executed LDS
-// ptxas puts before a __pipeline_memcpy_async's); on the emulator that copy where p holds.
-__device__ __forceinline__ void copy_word_async_if(bool p, unsigned int* dst, const unsigned int* src) {
+// BYTES (4, 8 or 16; dst and src aligned to it) from global src to shared dst by cp.async (its commit and wait:
+// __pipeline_commit, __pipeline_wait_prior) where p holds, else nothing: one predicated LDGSTS on a GPU, not a branch
+// around it (nor the three never-executed LDS ptxas puts before a __pipeline_memcpy_async's); on the emulator that
+// copy where p holds.
+template <int BYTES>
+__device__ __forceinline__ void copy_async_if(bool p, void* dst, const void* src) {
+    static_assert(BYTES == 4 || BYTES == 8 || BYTES == 16, "cp.async copies 4, 8 or 16 bytes");
 #if defined(__CUDA_ARCH__)
-    asm volatile("\t{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q cp.async.ca.shared.global [%0], [%1], 4;\n\t}\n"
-                 :: "r"((unsigned int) __cvta_generic_to_shared(dst)), "l"(src), "r"((int) p) : "memory");
+    asm volatile("\t{\n\t.reg .pred q;\n\tsetp.ne.b32 q, %2, 0;\n\t@q cp.async.ca.shared.global [%0], [%1], %3;\n\t}\n"
+                 :: "r"((unsigned int) __cvta_generic_to_shared(dst)), "l"(src), "r"((int) p), "n"(BYTES) : "memory");
 #else
-    if (p) __pipeline_memcpy_async(dst, src, 4);
+    if (p) __pipeline_memcpy_async(dst, src, BYTES);
 #endif
 }
 

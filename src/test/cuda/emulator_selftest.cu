@@ -292,7 +292,7 @@ extern "C" __global__ void selftest_mma(const unsigned short* A, const unsigned 
     for (int i = 0; i < 4; i++) D[(g + 8 * (i >> 1)) * 8 + 2 * t + (i & 1)] = d[i];
 }
 
-// Correct, one warp, 64 words of dynamic shared memory (every word first 0xDEADBEEF): copy_word_async_if (warp_ops.cuh)
+// Correct, one warp, 64 words of dynamic shared memory (every word first 0xDEADBEEF): copy_async_if<4> (warp_ops.cuh)
 // of src[i] into shared word i where its predicate holds (lane l: word l where l is even, word 32 + l where l < 5),
 // then every word into out (WarpMatrixOpsTest has the values).
 extern "C" __global__ void selftest_copy_async(const unsigned* src, unsigned* out) {
@@ -301,8 +301,8 @@ extern "C" __global__ void selftest_copy_async(const unsigned* src, unsigned* ou
     selftest_words[lane] = 0xDEADBEEFu;
     selftest_words[32 + lane] = 0xDEADBEEFu;
     __syncwarp();
-    copy_word_async_if((lane & 1) == 0, selftest_words + lane, src + lane);
-    copy_word_async_if(lane < 5, selftest_words + 32 + lane, src + 32 + lane);
+    copy_async_if<4>((lane & 1) == 0, selftest_words + lane, src + lane);
+    copy_async_if<4>(lane < 5, selftest_words + 32 + lane, src + 32 + lane);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncwarp();

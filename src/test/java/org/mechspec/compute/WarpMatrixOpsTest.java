@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The tensor-core, bit-level and special-function building blocks of {@code src/main/cuda/warp_ops.cuh} (mma.sync
- * m16n8k16, fp16 subnormal operands included, lop3, ex2.approx.ftz, codes_to_half2: PRMT and LOP3, copy_word_async_if:
+ * m16n8k16, fp16 subnormal operands included, lop3, ex2.approx.ftz, codes_to_half2: PRMT and LOP3, copy_async_if:
  * a predicated cp.async) and
  * CUDA's {@code __byte_perm}, {@code __funnelshift_r} and half2 arithmetic give the values worked out by hand here: on a GPU from the PTX
  * instructions, on the emulated driver from its models (src/test/emulator/emu_mma.h, include/cuda_fp16.h), so a
@@ -183,7 +183,7 @@ class WarpMatrixOpsTest {
         assertThat(out[15]).as("codes_to_half2: the codes' bits, subnormal halves 387·2^-24 and 5·2^-24").isEqualTo(0x01830005);
     }
 
-    /** copy_word_async_if: the words whose predicate holds are copied, the others left as they were. */
+    /** copy_async_if: the words whose predicate holds are copied, the others left as they were. */
     @Test
     void aPredicatedAsyncCopyCopiesTheWordsWhosePredicateHolds() {
         int[] src = new int[64];
