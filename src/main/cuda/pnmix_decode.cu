@@ -31,12 +31,13 @@
 //     first HB columns, lo in the other HB, one mma a step). Values (value_tiles, where a value group is a whole
 //     head): Σ p·v = Σ code·(p·scale) + Σ p·zero with the key's one scale and zero, so again the codes are A and the
 //     weights p·scale (hi, lo·2^11, on B's columns the same way) B, both blocks of a window's 4 k-steps into one
-//     accumulator; Σ p·zero a warp sum. The value words are copied into shared memory by cp.async before the keys
-//     (stage_value_words) and read after them. While a warp is in groups, its running state is held in value_tiles'
-//     layout (tile_state, untile_state: lane (g, t) holds head t's channels of every m-tile as the mma's
-//     accumulators), so the values' mma add into the state itself, window after window, in registers. The window's
-//     softmax runs once between the keys and the values: its max per head raises the state (a rescale only where the
-//     max rises), each key's weight 2^(s − m) in lane τ (block token τ). The m-tiles are unrolled for one code
+//     accumulator; Σ p and Σ p·zero each lane's share (its tokens'), summed over the warp where the state leaves
+//     this layout. The value rows are copied into shared memory by cp.async before the keys (stage_value_words) and
+//     read after them. While a warp is in groups, its running state is held in value_tiles' layout (tile_state,
+//     untile_state: lane (g, t) holds head t's channels of every m-tile as the mma's accumulators), so the values'
+//     mma add into the state itself, window after window, in registers. The window's softmax runs once between the
+//     keys and the values: where a score rises above the state's max (one vote; rare once the max has settled) the
+//     window's max per head over the warp raises it, and each key weighs 2^(s − m) in lane τ (block token τ). The m-tiles are unrolled for one code
 //     width: a kernel a width, packed_decode_chunk_f32_b1, _b2, _b4 (the host picks by the cache). Why not
 //     dequantize in half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32
 //     twin's tolerance; only the weights are split, to 22 bits.
@@ -83,8 +84,9 @@
 //     bits), the channel pairs' widths and offsets as 8-byte loads; a lane a key, per lane (a token) and channel the
 //     two words from the one that holds its code's first bit, the channel's bit width, stream offset and scale/zero
 //     the same in every lane, four channels' as one 16-byte load each.
-//   packed values [group][token][valueGroup][vgBytes]: tensor cores, per lane and token one 4-byte word holding its
-//     run of d/8 channels, copied to shared memory by cp.async (LDGSTS); teams, the lane's 8 channels as one 32-bit
+//   packed values [group][token][valueGroup][vgBytes]: tensor cores, a token's row copied to shared memory by cp.async
+//     (LDGSTS, 16 bytes at a time where the row allows), then per lane and token one 4-byte word holding its run of
+//     d/8 channels; teams, the lane's 8 channels as one 32-bit
 //     code word (b in 1, 2, 4, a value group of whole
 //     words) with its 4-byte scale/zero, VALUE_KEYS(T) keys a team loaded before any is used; else one code a
 //     channel (get_code).
