@@ -214,7 +214,7 @@ __device__ void untile_state(Online<float, HB>& st, int d, float* sO, const Lane
     float z = sums[HB];
 #pragma unroll
     for (int h = 1; h < HB; h++) z = t == h ? sums[HB + h] : z;
-    float* row = sO + (a.lane & 3) * d + (a.lane >> 2) * (d >> 3);
+    float* row = sO + t * d + (a.lane >> 2) * (d >> 3);   // head t's run g
     const float* acc = &st.acc[0][0];
 #pragma unroll
     for (int m = 0; m < 8; m++) {

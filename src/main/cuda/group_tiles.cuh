@@ -36,13 +36,13 @@ struct ValueWords {
 
 // They go through shared memory: a warp's stage holds both blocks of its window, each [32 tokens][VALUE_ROW_WORDS]
 // (token τ's row of the head's codes, d·b/8 bytes: 1 to 8 words), then [32 lanes] the meta words. Lane τ copies token
-// τ's row (cp.async: 16 bytes at a time where the row is a multiple of 16, the second copy predicated, else one copy
-// of 8 or 4 bytes) and its meta, before the window's keys are scored; lane (g, t) reads the word of run g of each of its 8 tokens after them
-// (staged_value_words). So the values do not wait for the key phase and hold no registers during it (two blocks'
-// words in registers there spill at 128 registers), and a block's copies cost a lane one address, not one a copy (8
-// tokens' words at 8 addresses). Once its copies are done (__pipeline_wait_prior) a lane reads other lanes' rows:
-// __syncwarp after the wait (theirs are done too); the next window's copies come after every lane has used what it
-// read (the values' mma, then value_tiles' closing __syncwarp).
+// τ's row (cp.async: 16 bytes at a time where the row is a multiple of 16, the second copy predicated, else one copy of
+// 8 or 4 bytes) and its meta, before the window's keys are scored; lane (g, t) reads the word of run g of each of its 8
+// tokens after them (staged_value_words). So the values do not wait for the key phase and hold no registers during it
+// (two blocks' words in registers there spill at 128 registers), and a block's copies cost a lane one address, not one
+// a copy (8 tokens' words at 8 addresses). Once its copies are done (__pipeline_wait_prior) a lane reads other lanes'
+// rows: __syncwarp after the wait (theirs are done too); the next window's copies come after every lane has used what
+// it read (the values' mma, then value_tiles' closing __syncwarp).
 #define VALUE_ROW_WORDS 12   // a row's words: up to 8, 12 apart so the reads below are conflict-free
 #define VALUE_STAGE_BLOCK_WORDS (32 * VALUE_ROW_WORDS + 32)
 #define VALUE_STAGE_BYTES (2 * VALUE_STAGE_BLOCK_WORDS * 4)   // a warp's: two blocks; a multiple of 16

@@ -37,10 +37,10 @@
 //     untile_state: lane (g, t) holds head t's channels of every m-tile as the mma's accumulators), so the values'
 //     mma add into the state itself, window after window, in registers. The window's softmax runs once between the
 //     keys and the values: where a score rises above the state's max (one vote; rare once the max has settled) the
-//     window's max per head over the warp raises it, and each key weighs 2^(s − m) in lane τ (block token τ). The m-tiles are unrolled for one code
-//     width: a kernel a width, packed_decode_chunk_f32_b1, _b2, _b4 (the host picks by the cache). Why not
-//     dequantize in half2 and multiply there: the key or value would be rounded to 11 bits, far outside the fp32
-//     twin's tolerance; only the weights are split, to 22 bits.
+//     window's max per head over the warp raises it, and each key weighs 2^(s − m) in lane τ (block token τ). The
+//     m-tiles are unrolled for one code width: a kernel a width, packed_decode_chunk_f32_b1, _b2, _b4 (the host picks
+//     by the cache). Why not dequantize in half2 and multiply there: the key or value would be rounded to 11 bits,
+//     far outside the fp32 twin's tolerance; only the weights are split, to 22 bits.
 //   - A quantized group's window, fp64 kernel (and packed_decode_chunk_f32, for caches whose values are not on tensor
 //     cores: a value group not a whole head, codes not 1, 2 or 4 bits, d not a power of two from 16 to 128; there the
 //     keys still go on tensor cores where d is even): a lane holds a key (key_scores): lane τ sums q·k of block
