@@ -37,7 +37,7 @@ at the bench's layer shape (d = 128: R = 16 lanes a key, P = 2 keys a warp) and 
     "key_pair_scores for step" (two 16-channel mma steps of the window's 64 keys, both blocks, an iteration:
       key_steps(d)/2 = d/32 rounded up iterations a window, of one block or two; the bench's groups, whose channel pairs share a width of at
       most 4 bits); cold: key_tile_scores (its loop "key_tile_scores for s", a block at a time, where a group's pairs
-      do not: f32_packed_cold_tiles) and "group_pair_window for blocks", the loop that calls it;
+      do not: f32_packed_cold) and "group_pair_window for blocks", the loop that calls it;
     value_mtiles, no loop: its 8 m-tiles (16 channels each, both blocks' 4 k-steps) unrolled in the window loop, each
       a block from the guard before it (m < d/16) to the next, counted from value_mtiles' lines and its callees'
       (mtile_lines): the loop's "mma_blocks", of which a shape runs the first d/16 (the rest are taken off the
