@@ -86,22 +86,21 @@ struct Online {
         }
     }
 
-    // raise_to in value_tiles' layout: every lane holds the warp's m, its shares of l and z (each head's rescaled by
-    // its alpha), and head t's acc (by head t's).
+    // raise_to in value_tiles' layout, where a lane's score rose above the warp's m (pair_weights' vote, so some
+    // head's max rises: no test of its own): every lane holds the warp's m, its shares of l and z (each head's
+    // rescaled by its alpha), and head t's acc (by head t's).
     __device__ __forceinline__ void raise_tiles(const T* wm, int t) {
-        if (rises_to(wm)) {
-            T alpha[HB];
+        T alpha[HB];
 #pragma unroll
-            for (int h = 0; h < HB; h++) alpha[h] = raise_head(h, wm[h]);
-            T at = alpha[0];
+        for (int h = 0; h < HB; h++) alpha[h] = raise_head(h, wm[h]);
+        T at = alpha[0];
 #pragma unroll
-            for (int h = 1; h < HB; h++) at = t == h ? alpha[h] : at;
+        for (int h = 1; h < HB; h++) at = t == h ? alpha[h] : at;
 #pragma unroll
-            for (int h = 0; h < HB; h++) {
+        for (int h = 0; h < HB; h++) {
 #pragma unroll
-                for (int k = 0; k < VEC; k++) acc[h][k] *= at;
-                z[h] *= alpha[h];
-            }
+            for (int k = 0; k < VEC; k++) acc[h][k] *= at;
+            z[h] *= alpha[h];
         }
     }
 

@@ -144,7 +144,7 @@ def line_sets(texts):
             if "if (s[h] > m[h]) {" in l:   # through the line before its "} else {"
                 j = next(k for k in range(i + 1, len(lines)) if "} else {" in lines[k])
                 rare = union(rare, {f: set(range(i + 2, j + 1))})
-            if "if (rises_to(wm)) {" in l:   # raise_to's and raise_tiles' rescale: through the line before its closing brace
+            if "if (rises_to(wm)) {" in l:   # raise_to's rescale (raise_tiles' is in the vote's rare body): through the line before its closing brace
                 indent = l[:len(l) - len(l.lstrip())]
                 j = next(k for k in range(i + 1, len(lines)) if lines[k] == indent + "}")
                 rare = union(rare, {f: set(range(i + 2, j + 1))})
